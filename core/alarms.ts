@@ -1,0 +1,41 @@
+/**
+ * The kinds of event a device can report or the server can detect, exactly as
+ * API.md names them for `GET /v1/events` and webhooks.
+ */
+export const EVENT_KINDS = [
+  'position.updated',
+  'device.online',
+  'device.offline',
+  'geofence.enter',
+  'geofence.exit',
+  'event.harsh_brake',
+  'event.acceleration',
+  'event.curve',
+  'event.overspeed',
+  'event.sos',
+  'event.ignition_on',
+  'event.ignition_off',
+  'alarm.dsm.fatigue',
+  'alarm.dsm.phone',
+  'alarm.adas.collision',
+  'alarm.adas.lane_departure',
+  'alarm.bsd',
+] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+/** The subset a tracker can raise itself (the gateway maps protocol codes onto these). */
+export type DeviceAlarmKind = Extract<
+  EventKind,
+  | 'event.harsh_brake'
+  | 'event.acceleration'
+  | 'event.curve'
+  | 'event.overspeed'
+  | 'event.sos'
+  | 'event.ignition_on'
+  | 'event.ignition_off'
+  | 'alarm.dsm.fatigue'
+  | 'alarm.dsm.phone'
+  | 'alarm.adas.collision'
+  | 'alarm.adas.lane_departure'
+  | 'alarm.bsd'
+>;

@@ -1,0 +1,108 @@
+/**
+ * The contract every tracker protocol module implements. A protocol is a
+ * folder of pure functions: a framer that cuts the TCP byte stream into
+ * frames, and a decoder that turns one frame into records plus the reply
+ * the device expects. Only gateway/server.ts touches sockets; it sends
+ * `reply` after the records are durable in the event store.
+ */
+import type { DeviceAlarmKind } from '../core/alarms.js';
+
+export type ProtocolName = 'teltonika' | 'gt06' | 'jt808';
+
+export interface FrameSplit {
+  /** Complete frames, each a view into the input (copy before keeping past the next read). */
+  frames: Buffer[];
+  /** Bytes of the input used up (frames plus skipped junk); the caller drops them. */
+  consumed: number;
+  /** Junk bytes skipped while resyncing on a delimiter (0 when none). */
+  skipped: number;
+  /**
+   * Set when the stream cannot be framed any more (oversize frame, or junk in a
+   * protocol without delimiters): the connection must be closed.
+   */
+  fatal?: string;
+}
+
+/** One position or status sample, in our units, protocol-neutral. */
+export interface DecodedRecord {
+  /** Fix (or event) time, ms since the Unix epoch, UTC. */
+  fixTime: number;
+  /** The GNSS fix is valid. */
+  valid: boolean;
+  /** Degrees WGS84; null when the frame carries no location (status-only or alarm-only frames). */
+  lat: number | null;
+  lng: number | null;
+  speedKmh: number | null;
+  headingDeg: number | null;
+  altitudeM: number | null;
+  satellites: number | null;
+  /** Ignition (ACC) state when the frame tells it, else null. */
+  ignition: boolean | null;
+  /** Total odometer in metres when the device sends one, else null. */
+  odometerM: number | null;
+  /** Alarms the device raised with this record, already mapped to our kinds. */
+  alarms: DeviceAlarm[];
+  /** Every other decoded field (raw IO elements, additional items), snake_case or ioNNN keys. */
+  attributes: Record<string, number | string | boolean>;
+  /** The record's bytes as received: the idempotency key for its stored event. */
+  raw: Buffer;
+}
+
+export interface DeviceAlarm {
+  kind: DeviceAlarmKind;
+  /** Device-side level or severity byte when the protocol has one (ADAS/DSM level). */
+  level?: number;
+  /** Protocol fields that explain the alarm (code, type byte, alarm label hex...). */
+  details?: Record<string, number | string>;
+}
+
+/** How the frame names the device. */
+export interface DeviceIdentity {
+  /** 15-digit IMEI when the frame carries one (Teltonika login, GT06 login, JT/T 808 2019 auth). */
+  imei?: string;
+  /** JT/T 808 terminal phone number, digits with leading zeros stripped. */
+  terminalId?: string;
+}
+
+/** Per-connection facts a decoder may read. The server owns and updates it. */
+export interface SessionInfo {
+  /** Set once the device identified itself and is registered. */
+  imei: string | null;
+  /** Device model from its registration (some IO ids and alarm codes depend on it). */
+  model: string | null;
+  /**
+   * Offset of the device clock from UTC in minutes, when configured or announced
+   * (GT06 login); null means the protocol default (UTC, JT/T 808 GMT+8).
+   */
+  timezoneMinutes: number | null;
+  /** Frames handled on this connection so far; JT/T 808 uses it as the server reply serial. */
+  frameIndex: number;
+  /** Wall clock in ms, for replies that carry the time (GT06 0x8A). */
+  now: number;
+}
+
+export interface Decoded {
+  /** Present when the frame identifies the device (login/registration/JT808 header). */
+  identity?: DeviceIdentity;
+  records: DecodedRecord[];
+  /** Bytes to send once the records are durable; null when the device expects no reply. */
+  reply: Buffer | null;
+  /**
+   * Bytes to send instead of `reply` when the identified device is not registered
+   * (Teltonika 0x00, JT/T 808 0x8100 with "terminal unknown"); the server then closes.
+   */
+  refuse?: Buffer | null;
+  /** Timezone the device announced (GT06 login), in minutes east of UTC. */
+  announcedTimezoneMinutes?: number;
+  /** A frame understood but deliberately not turned into records (text replies, unknown vendor packets). */
+  ignoredReason?: string;
+}
+
+export interface ProtocolModule {
+  name: ProtocolName;
+  /** Largest frame accepted; bigger ones are refused by the framer. */
+  maxFrameBytes: number;
+  splitFrames(buf: Buffer): FrameSplit;
+  /** Throws DecodeError on a frame it cannot decode (bad checksum, truncated, unsupported). */
+  decode(frame: Buffer, session: SessionInfo): Decoded;
+}
