@@ -1,0 +1,102 @@
+/**
+ * The event store port, shaped on EventStoreDB's own API so that the embedded
+ * SQLite adapter and the EventStoreDB adapter are honest twins. Both pass the
+ * same contract suite (test/core/event-store.contract.ts).
+ */
+import type { DomainEvent } from '../events.js';
+
+/** Global position in the log ($all). SQLite uses the same number for both parts. */
+export interface LogPosition {
+  commit: bigint;
+  prepare: bigint;
+}
+
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
+
+export interface EventMetadata {
+  correlation_id?: string;
+  causation_id?: string;
+  [key: string]: unknown;
+}
+
+/** An event to append. `id` (a UUID) makes the append idempotent: an id already stored is not written again. */
+export type EventToAppend<E extends DomainEvent = DomainEvent> = E & { id: string; metadata?: EventMetadata };
+
+export type RecordedEvent<E extends DomainEvent = DomainEvent> = E & {
+  id: string;
+  stream: string;
+  /** 0-based position inside its stream. */
+  revision: bigint;
+  position: LogPosition;
+  metadata: EventMetadata;
+  /** When the store recorded it, ms since epoch. */
+  created: number;
+};
+
+export interface AppendResult {
+  /** The stream's last revision after the append. */
+  nextExpectedRevision: bigint;
+  /** Position of the last event written (or of the stream's last event when every id was a duplicate). */
+  position: LogPosition;
+}
+
+export interface ReadStreamOptions {
+  fromRevision?: bigint | 'start' | 'end';
+  direction?: 'forwards' | 'backwards';
+  maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** Read events strictly after this position; from the start when absent. */
+  after?: LogPosition;
+  maxCount?: number;
+}
+
+export interface Subscription extends AsyncIterable<RecordedEvent> {
+  close(): Promise<void>;
+}
+
+export interface EventStore {
+  /** Appends atomically; rejects with WrongExpectedRevisionError when `expectedRevision` does not hold. */
+  appendToStream(
+    stream: string,
+    events: EventToAppend[],
+    options?: { expectedRevision?: ExpectedRevision },
+  ): Promise<AppendResult>;
+  /** Events of one stream; an empty array when the stream does not exist. */
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Events of every stream in commit order (system events excluded). */
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Catch-up subscription to every event after `after` (or from the start), then live. */
+  subscribeToAll(options?: { after?: LogPosition }): Subscription;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: bigint | 'no_stream',
+  ) {
+    super(`stream ${stream}: expected revision ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+export const START: LogPosition = { commit: -1n, prepare: -1n };
+
+export function comparePositions(a: LogPosition, b: LogPosition): number {
+  if (a.commit !== b.commit) return a.commit < b.commit ? -1 : 1;
+  if (a.prepare !== b.prepare) return a.prepare < b.prepare ? -1 : 1;
+  return 0;
+}
+
+/** Checkpoints are stored as text: "commit/prepare". */
+export function positionToString(p: LogPosition): string {
+  return `${p.commit}/${p.prepare}`;
+}
+
+export function positionFromString(s: string): LogPosition {
+  const [commit, prepare] = s.split('/');
+  return { commit: BigInt(commit ?? '-1'), prepare: BigInt(prepare ?? commit ?? '-1') };
+}

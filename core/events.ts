@@ -1,0 +1,183 @@
+/**
+ * Every domain event, one discriminated union. Types are past tense; data is
+ * JSON (snake_case, times as ms since epoch). Switches over `type` end in
+ * `assertNever` so a new event cannot be forgotten.
+ */
+import type { DeviceAlarmKind } from './alarms.js';
+
+export type Plan = 'free' | 'pro' | 'enterprise';
+export type Scope =
+  | 'devices:read'
+  | 'devices:write'
+  | 'positions:read'
+  | 'events:read'
+  | 'geofences:read'
+  | 'geofences:write'
+  | 'drivers:read'
+  | 'drivers:write'
+  | 'webhooks:read'
+  | 'webhooks:write'
+  | 'api_keys:manage';
+
+export const ALL_SCOPES: readonly Scope[] = [
+  'devices:read',
+  'devices:write',
+  'positions:read',
+  'events:read',
+  'geofences:read',
+  'geofences:write',
+  'drivers:read',
+  'drivers:write',
+  'webhooks:read',
+  'webhooks:write',
+  'api_keys:manage',
+];
+
+export interface CustomerCreated {
+  type: 'CustomerCreated';
+  data: { customer_id: string; name: string; plan: Plan; created_at: number };
+}
+
+export interface ApiKeyCreated {
+  type: 'ApiKeyCreated';
+  data: {
+    customer_id: string;
+    key_id: string;
+    name: string;
+    scopes: Scope[];
+    /** SHA-256 of the secret, hex; the secret itself is never stored. */
+    secret_sha256: string;
+    created_at: number;
+  };
+}
+
+export interface ApiKeyRevoked {
+  type: 'ApiKeyRevoked';
+  data: { customer_id: string; key_id: string; revoked_at: number };
+}
+
+/** Claims an IMEI in its own stream so two tenants can never register the same unit. */
+export interface ImeiClaimed {
+  type: 'ImeiClaimed';
+  data: { imei: string; device_id: string; customer_id: string; claimed_at: number };
+}
+
+export interface DeviceRegistered {
+  type: 'DeviceRegistered';
+  data: {
+    device_id: string;
+    customer_id: string;
+    imei: string;
+    model: string;
+    name: string | null;
+    group_id: string | null;
+    driver_id: string | null;
+    terminal_id: string | null;
+    created_at: number;
+  };
+}
+
+export interface DeviceUpdated {
+  type: 'DeviceUpdated';
+  data: {
+    device_id: string;
+    customer_id: string;
+    /** Only the fields that changed; null clears. */
+    changes: { name?: string | null; group_id?: string | null; driver_id?: string | null };
+    updated_at: number;
+  };
+}
+
+export interface DeviceConnected {
+  type: 'DeviceConnected';
+  data: { device_id: string; customer_id: string; protocol: string; remote_address: string; at: number };
+}
+
+export interface DeviceDisconnected {
+  type: 'DeviceDisconnected';
+  data: {
+    device_id: string;
+    customer_id: string;
+    /** `closed` by the device or network, `idle_timeout` after FLEET_OFFLINE_AFTER_S of silence, `refused`, `shutdown`. */
+    reason: 'closed' | 'idle_timeout' | 'protocol_error' | 'shutdown' | 'replaced';
+    last_seen_at: number;
+    at: number;
+  };
+}
+
+export interface PositionRecorded {
+  type: 'PositionRecorded';
+  data: {
+    device_id: string;
+    customer_id: string;
+    protocol: string;
+    fix_time: number;
+    received_at: number;
+    valid: boolean;
+    lat: number;
+    lng: number;
+    speed_kmh: number | null;
+    heading_deg: number | null;
+    altitude_m: number | null;
+    satellites: number | null;
+    ignition: boolean | null;
+    odometer_m: number | null;
+    attributes: Record<string, number | string | boolean>;
+  };
+}
+
+/** A status sample without a location (GT06 heartbeat with ignition, JT/T 808 report with no fix). */
+export interface StatusReported {
+  type: 'StatusReported';
+  data: {
+    device_id: string;
+    customer_id: string;
+    protocol: string;
+    at: number;
+    received_at: number;
+    ignition: boolean | null;
+    attributes: Record<string, number | string | boolean>;
+  };
+}
+
+export interface AlarmReported {
+  type: 'AlarmReported';
+  data: {
+    device_id: string;
+    customer_id: string;
+    protocol: string;
+    kind: DeviceAlarmKind;
+    occurred_at: number;
+    received_at: number;
+    level: number | null;
+    /** Where the device was, when the frame said. */
+    position: { lat: number; lng: number; speed_kmh: number | null; heading_deg: number | null } | null;
+    details: Record<string, number | string>;
+  };
+}
+
+/** A frame from an IMEI no customer registered: refused, kept for operators. */
+export interface UnknownDeviceSeen {
+  type: 'UnknownDeviceSeen';
+  data: { identifier: string; protocol: string; remote_address: string; at: number; count: number };
+}
+
+export type DomainEvent =
+  | CustomerCreated
+  | ApiKeyCreated
+  | ApiKeyRevoked
+  | ImeiClaimed
+  | DeviceRegistered
+  | DeviceUpdated
+  | DeviceConnected
+  | DeviceDisconnected
+  | PositionRecorded
+  | StatusReported
+  | AlarmReported
+  | UnknownDeviceSeen;
+
+export type DomainEventType = DomainEvent['type'];
+
+export function assertNever(x: never): never {
+  throw new Error(`unhandled case: ${JSON.stringify(x)}`);
+}

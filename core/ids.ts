@@ -1,0 +1,61 @@
+/**
+ * Ids: opaque, prefixed, sortable by creation (ULID-like: 48-bit time +
+ * 80 random bits in Crockford base32), and deterministic UUIDs for events
+ * whose identity comes from their content (idempotent appends and replays).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'evt' | 'whk' | 'dlv' | 'key' | 'grp' | 'cli';
+
+export function ulid(nowMs: number, random: Buffer = randomBytes(10)): string {
+  let time = '';
+  let t = nowMs;
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32]! + time;
+    t = Math.floor(t / 32);
+  }
+  let rand = '';
+  // 80 bits -> 16 base32 chars, 5 bits at a time.
+  let acc = 0;
+  let bits = 0;
+  for (const byte of random) {
+    acc = (acc << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      rand += CROCKFORD[(acc >> bits) & 31]!;
+    }
+    acc &= (1 << bits) - 1;
+  }
+  return time + rand;
+}
+
+export function newId(prefix: IdPrefix, nowMs: number): string {
+  return `${prefix}_${ulid(nowMs).toLowerCase()}`;
+}
+
+/** A random RFC 4122 v4 UUID. */
+export function randomUuid(): string {
+  return crypto.randomUUID();
+}
+
+/**
+ * A name-based UUID (v5 layout, SHA-1) from a namespace string and content:
+ * the same input always gives the same event id, so a resent frame or a
+ * replayed projection never stores an event twice.
+ */
+export function contentUuid(namespace: string, ...parts: Array<string | Buffer>): string {
+  const h = createHash('sha1');
+  h.update(namespace);
+  for (const p of parts) {
+    h.update('\u0000');
+    h.update(p);
+  }
+  const b = h.digest();
+  b[6] = (b[6]! & 0x0f) | 0x50;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = b.toString('hex', 0, 16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}

@@ -1,0 +1,8 @@
+/** Stream names: one place, so writers and readers cannot drift apart. */
+export const streams = {
+  tenant: (customerId: string) => `tenant-${customerId}`,
+  device: (deviceId: string) => `device-${deviceId}`,
+  telemetry: (deviceId: string) => `telemetry-${deviceId}`,
+  imei: (imei: string) => `imei-${imei}`,
+  unknownDevice: (identifier: string) => `unknown-${identifier}`,
+} as const;

@@ -1,0 +1,129 @@
+/**
+ * The event store contract: every adapter must pass it. Streams get a random
+ * suffix so the suite can run against a shared EventStoreDB server.
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { DomainEvent } from '../../core/events.js';
+import type { EventStore, EventToAppend, RecordedEvent } from '../../core/event-store/port.js';
+import { WrongExpectedRevisionError, comparePositions } from '../../core/event-store/port.js';
+
+function customerCreated(name: string): EventToAppend<DomainEvent> {
+  return {
+    id: randomUUID(),
+    type: 'CustomerCreated',
+    data: { customer_id: `cus_${name}`, name, plan: 'free', created_at: 1_700_000_000_000 },
+  };
+}
+
+export function eventStoreContract(name: string, open: () => Promise<EventStore>): void {
+  describe(`event store contract: ${name}`, () => {
+    const unique = () => `contract-${randomUUID().slice(0, 8)}`;
+
+    it('appends to a new stream and reads it back in order', async () => {
+      const store = await open();
+      const stream = unique();
+      const r = await store.appendToStream(stream, [customerCreated('a'), customerCreated('b')], {
+        expectedRevision: 'no_stream',
+      });
+      expect(r.nextExpectedRevision).toBe(1n);
+      const events = await store.readStream(stream);
+      expect(events.map((e) => (e.data as { name: string }).name)).toEqual(['a', 'b']);
+      expect(events.map((e) => e.revision)).toEqual([0n, 1n]);
+      expect(events[0]!.type).toBe('CustomerCreated');
+      await store.close();
+    });
+
+    it('enforces expectedRevision', async () => {
+      const store = await open();
+      const stream = unique();
+      await store.appendToStream(stream, [customerCreated('a')], { expectedRevision: 'no_stream' });
+      await expect(
+        store.appendToStream(stream, [customerCreated('b')], { expectedRevision: 'no_stream' }),
+      ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(
+        store.appendToStream(stream, [customerCreated('b')], { expectedRevision: 5n }),
+      ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(
+        store.appendToStream(unique(), [customerCreated('b')], { expectedRevision: 'stream_exists' }),
+      ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      const ok = await store.appendToStream(stream, [customerCreated('c')], { expectedRevision: 0n });
+      expect(ok.nextExpectedRevision).toBe(1n);
+      await store.close();
+    });
+
+    it('a failed append in a concurrent batch does not affect the others', async () => {
+      const store = await open();
+      const a = unique();
+      const b = unique();
+      await store.appendToStream(a, [customerCreated('a0')]);
+      const results = await Promise.allSettled([
+        store.appendToStream(a, [customerCreated('a1')], { expectedRevision: 'no_stream' }),
+        store.appendToStream(b, [customerCreated('b0')], { expectedRevision: 'no_stream' }),
+      ]);
+      expect(results[0]!.status).toBe('rejected');
+      expect(results[1]!.status).toBe('fulfilled');
+      expect(await store.readStream(a)).toHaveLength(1);
+      expect(await store.readStream(b)).toHaveLength(1);
+      await store.close();
+    });
+
+    it('is idempotent on event ids', async () => {
+      const store = await open();
+      const stream = unique();
+      const e = customerCreated('once');
+      await store.appendToStream(stream, [e]);
+      await store.appendToStream(stream, [e]);
+      expect(await store.readStream(stream)).toHaveLength(1);
+      await store.close();
+    });
+
+    it('reads a missing stream as empty, and backwards with a limit', async () => {
+      const store = await open();
+      expect(await store.readStream(unique())).toEqual([]);
+      const stream = unique();
+      await store.appendToStream(stream, ['a', 'b', 'c'].map(customerCreated));
+      const back = await store.readStream(stream, { direction: 'backwards', maxCount: 2 });
+      expect(back.map((e) => (e.data as { name: string }).name)).toEqual(['c', 'b']);
+      const from1 = await store.readStream(stream, { fromRevision: 1n });
+      expect(from1.map((e) => e.revision)).toEqual([1n, 2n]);
+      await store.close();
+    });
+
+    it('readAll returns events after a position in commit order', async () => {
+      const store = await open();
+      const s1 = unique();
+      const s2 = unique();
+      const first = await store.appendToStream(s1, [customerCreated('x')]);
+      await store.appendToStream(s2, [customerCreated('y')]);
+      await store.appendToStream(s1, [customerCreated('z')]);
+      const after = await store.readAll({ after: first.position, maxCount: 100 });
+      const mine = after.filter((e) => e.stream === s1 || e.stream === s2);
+      expect(mine.map((e) => (e.data as { name: string }).name)).toEqual(['y', 'z']);
+      for (let i = 1; i < after.length; i++) {
+        expect(comparePositions(after[i - 1]!.position, after[i]!.position)).toBeLessThan(0);
+      }
+      await store.close();
+    });
+
+    it('a catch-up subscription delivers history, then live events', async () => {
+      const store = await open();
+      const stream = unique();
+      const first = await store.appendToStream(stream, [customerCreated('old')]);
+      const sub = store.subscribeToAll({ after: { commit: first.position.commit - 1n, prepare: first.position.prepare - 1n } });
+      const seen: RecordedEvent[] = [];
+      const done = (async () => {
+        for await (const e of sub) {
+          if (e.stream !== stream) continue;
+          seen.push(e);
+          if (seen.length === 2) break;
+        }
+      })();
+      await store.appendToStream(stream, [customerCreated('new')]);
+      await done;
+      await sub.close();
+      expect(seen.map((e) => (e.data as { name: string }).name)).toEqual(['old', 'new']);
+      await store.close();
+    });
+  });
+}
