@@ -56,10 +56,29 @@ export interface ApiKeyRevoked {
   data: { customer_id: string; key_id: string; revoked_at: number };
 }
 
-/** Claims an IMEI in its own stream so two tenants can never register the same unit. */
+/**
+ * Claims an IMEI (stream `imei-{imei}`) or a JT/T 808 terminal number (stream
+ * `terminal-{digits}`) so two tenants can never register the same unit. It
+ * carries what the gateway needs to bind a connection, so a login costs one
+ * stream read.
+ */
+export interface DeviceClaim {
+  device_id: string;
+  customer_id: string;
+  imei: string;
+  model: string;
+  terminal_id: string | null;
+  claimed_at: number;
+}
+
 export interface ImeiClaimed {
   type: 'ImeiClaimed';
-  data: { imei: string; device_id: string; customer_id: string; claimed_at: number };
+  data: DeviceClaim;
+}
+
+export interface TerminalClaimed {
+  type: 'TerminalClaimed';
+  data: DeviceClaim;
 }
 
 export interface DeviceRegistered {
@@ -167,6 +186,7 @@ export type DomainEvent =
   | ApiKeyCreated
   | ApiKeyRevoked
   | ImeiClaimed
+  | TerminalClaimed
   | DeviceRegistered
   | DeviceUpdated
   | DeviceConnected

@@ -4,5 +4,6 @@ export const streams = {
   device: (deviceId: string) => `device-${deviceId}`,
   telemetry: (deviceId: string) => `telemetry-${deviceId}`,
   imei: (imei: string) => `imei-${imei}`,
+  terminal: (terminalId: string) => `terminal-${terminalId}`,
   unknownDevice: (identifier: string) => `unknown-${identifier}`,
 } as const;

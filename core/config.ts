@@ -1,0 +1,70 @@
+/**
+ * Configuration comes from the environment (documented in the README). One
+ * pure function turns an env object into a typed, validated config.
+ */
+import { join, resolve } from 'node:path';
+
+export type Role = 'gateway' | 'projections' | 'api';
+export const ALL_ROLES: readonly Role[] = ['gateway', 'projections', 'api'];
+
+export interface Config {
+  /** `sqlite:PATH` (default under the data dir) or `esdb://...`. */
+  store: string;
+  dataDir: string;
+  httpHost: string;
+  httpPort: number;
+  gatewayHost: string;
+  teltonikaPort: number;
+  gt06Port: number;
+  jt808Port: number;
+  /** A device silent this long is marked offline and its connection closed. */
+  offlineAfterS: number;
+  /** A connection that has not identified its device within this time is closed. */
+  loginTimeoutS: number;
+  maxConnections: number;
+  /** Frames queued per connection before the socket is paused (backpressure). */
+  maxQueuedFrames: number;
+  logLevel: string;
+  /** Allow webhook URLs on private/loopback addresses (development and tests only). */
+  allowPrivateWebhookUrls: boolean;
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = 65535 * 1000): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max} (got ${JSON.stringify(raw)})`);
+  }
+  return n;
+}
+
+function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  return int(env, name, fallback, 0, 65535);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = resolve(env.FLEET_DATA_DIR || './data');
+  const store = env.FLEET_STORE || `sqlite:${join(dataDir, 'events.sqlite')}`;
+  if (!store.startsWith('sqlite:') && !store.startsWith('esdb://') && !store.startsWith('esdb+discover://')) {
+    throw new ConfigError(`FLEET_STORE must be sqlite:PATH or esdb://... (got ${JSON.stringify(store)})`);
+  }
+  return {
+    store,
+    dataDir,
+    httpHost: env.FLEET_HTTP_HOST || '0.0.0.0',
+    httpPort: port(env, 'FLEET_HTTP_PORT', 3000),
+    gatewayHost: env.FLEET_GATEWAY_HOST || '0.0.0.0',
+    teltonikaPort: port(env, 'FLEET_TELTONIKA_PORT', 5027),
+    gt06Port: port(env, 'FLEET_GT06_PORT', 5023),
+    jt808Port: port(env, 'FLEET_JT808_PORT', 5015),
+    offlineAfterS: int(env, 'FLEET_OFFLINE_AFTER_S', 600, 1, 86_400),
+    loginTimeoutS: int(env, 'FLEET_LOGIN_TIMEOUT_S', 60, 1, 3600),
+    maxConnections: int(env, 'FLEET_MAX_CONNECTIONS', 20_000, 1, 1_000_000),
+    maxQueuedFrames: int(env, 'FLEET_MAX_QUEUED_FRAMES', 256, 1, 100_000),
+    logLevel: env.FLEET_LOG_LEVEL || 'info',
+    allowPrivateWebhookUrls: env.FLEET_ALLOW_PRIVATE_WEBHOOK_URLS === '1',
+  };
+}

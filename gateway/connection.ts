@@ -1,0 +1,290 @@
+/**
+ * One device connection: cuts the byte stream into frames, decodes them in
+ * order, stores their records and only then writes the reply the device
+ * waits for. Frames are handled one at a time per connection (acks go out in
+ * order); many connections append concurrently, which the store groups into
+ * one commit.
+ */
+import type { Socket } from 'node:net';
+import type { Clock } from '../core/clock.js';
+import type { DeviceClaim } from '../core/events.js';
+import type { EventStore } from '../core/event-store/port.js';
+import { randomUuid } from '../core/ids.js';
+import type { Logger } from '../core/logger.js';
+import { streams } from '../core/streams.js';
+import { DecodeError } from './codec/reader.js';
+import { DeviceDirectory, identityLabel } from './directory.js';
+import type { Decoded, DeviceIdentity, ProtocolModule, SessionInfo } from './protocol.js';
+import type { GatewayStats } from './stats.js';
+import { recordsToEvents } from './to-events.js';
+import type { UnknownDeviceLog } from './unknown-devices.js';
+
+type CloseReason = 'closed' | 'idle_timeout' | 'protocol_error' | 'shutdown' | 'replaced' | 'refused';
+
+export interface ConnectionDeps {
+  store: EventStore;
+  clock: Clock;
+  log: Logger;
+  directory: DeviceDirectory;
+  unknownDevices: UnknownDeviceLog;
+  stats: GatewayStats;
+  offlineAfterMs: number;
+  loginTimeoutMs: number;
+  maxQueuedFrames: number;
+  /** Called once a device is bound, so an older connection of the same device can be closed. */
+  onBound(connection: DeviceConnection): void;
+  onClosed(connection: DeviceConnection): void;
+}
+
+/** Longest frame hex written to a log line. */
+const LOG_HEX_BYTES = 512;
+
+export class DeviceConnection {
+  private pending: Buffer | null = null;
+  private readonly queue: Buffer[] = [];
+  private pumping = false;
+  private paused = false;
+  private closing: CloseReason | null = null;
+  private device: DeviceClaim | null = null;
+  private lastSeenAt: number;
+  private readonly session: SessionInfo;
+  private readonly log: Logger;
+  private drained: Promise<void> = Promise.resolve();
+  private resolveDrained: (() => void) | null = null;
+  readonly remoteAddress: string;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly protocol: ProtocolModule,
+    private readonly deps: ConnectionDeps,
+  ) {
+    this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    this.lastSeenAt = deps.clock.now();
+    this.session = { imei: null, model: null, timezoneMinutes: null, frameIndex: 0, now: this.lastSeenAt };
+    this.log = deps.log.child({ protocol: protocol.name, remote: this.remoteAddress });
+    socket.setNoDelay(true);
+    socket.setTimeout(deps.loginTimeoutMs);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('timeout', () => this.close(this.device ? 'idle_timeout' : 'protocol_error', 'no frame in time'));
+    socket.on('error', (err) => this.log.debug({ err }, 'socket error'));
+    socket.on('close', () => void this.onSocketClosed());
+  }
+
+  get deviceId(): string | null {
+    return this.device?.device_id ?? null;
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closing) return;
+    const buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    const split = this.protocol.splitFrames(buf);
+    if (split.skipped > 0) {
+      this.deps.stats.bytesSkipped += split.skipped;
+      this.log.warn({ device: this.label(), skipped: split.skipped }, 'junk bytes skipped between frames');
+    }
+    for (const frame of split.frames) this.queue.push(frame);
+    const rest = split.consumed < buf.length ? buf.subarray(split.consumed) : null;
+    this.pending = rest;
+    if (split.fatal) {
+      this.log.warn(
+        { device: this.label(), reason: split.fatal, hex: hexOf(rest ?? buf) },
+        'unframeable input; closing connection',
+      );
+      this.pending = null;
+      this.closeAfterQueue('protocol_error');
+    }
+    if (this.queue.length >= this.deps.maxQueuedFrames && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    }
+    void this.pump();
+  }
+
+  private closeAfterQueue(reason: CloseReason): void {
+    this.queue.push(CLOSE_MARK);
+    this.pendingCloseReason = reason;
+  }
+
+  private pendingCloseReason: CloseReason = 'protocol_error';
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    this.drained = new Promise((resolve) => (this.resolveDrained = resolve));
+    try {
+      while (this.queue.length > 0 && !this.closing) {
+        const frame = this.queue.shift()!;
+        if (frame === CLOSE_MARK) {
+          this.close(this.pendingCloseReason, 'framing');
+          break;
+        }
+        await this.handleFrame(frame);
+        if (this.paused && this.queue.length < this.deps.maxQueuedFrames / 2) {
+          this.paused = false;
+          this.socket.resume();
+        }
+      }
+    } finally {
+      this.pumping = false;
+      this.resolveDrained?.();
+    }
+  }
+
+  private async handleFrame(frame: Buffer): Promise<void> {
+    const now = this.deps.clock.now();
+    this.session.now = now;
+    let decoded: Decoded;
+    try {
+      decoded = this.protocol.decode(frame, this.session);
+    } catch (err) {
+      this.deps.stats.framesRefused += 1;
+      if (err instanceof DecodeError) {
+        this.log.warn({ device: this.label(), code: err.code, reason: err.message, hex: hexOf(frame) }, 'frame refused');
+        if (err.reply) this.write(err.reply);
+        return;
+      }
+      this.log.error({ err, device: this.label(), hex: hexOf(frame) }, 'decoder failed; closing connection');
+      this.close('protocol_error', 'decoder failure');
+      return;
+    } finally {
+      this.session.frameIndex += 1;
+    }
+
+    if (decoded.identity && !(await this.bind(decoded.identity))) {
+      if (decoded.refuse) this.write(decoded.refuse);
+      this.close('refused', 'unknown device');
+      return;
+    }
+    if (decoded.announcedTimezoneMinutes !== undefined && this.session.timezoneMinutes === null) {
+      this.session.timezoneMinutes = decoded.announcedTimezoneMinutes;
+    }
+    if (!this.device) {
+      this.deps.stats.framesRefused += 1;
+      this.log.warn({ hex: hexOf(frame) }, 'frame before the device identified itself; closing');
+      this.close('protocol_error', 'no login');
+      return;
+    }
+    this.lastSeenAt = now;
+    this.deps.stats.framesAccepted += 1;
+    if (decoded.records.length > 0) {
+      const events = recordsToEvents(decoded.records, this.device, this.protocol.name, now);
+      try {
+        await this.deps.store.appendToStream(streams.telemetry(this.device.device_id), events);
+      } catch (err) {
+        // Not durable, so no ack: the device keeps the records and resends them.
+        this.deps.stats.appendFailures += 1;
+        this.log.error({ err, device: this.label() }, 'append failed; closing without ack');
+        this.close('protocol_error', 'store unavailable');
+        return;
+      }
+      this.deps.stats.recordsStored += decoded.records.length;
+    }
+    if (decoded.reply) this.write(decoded.reply);
+  }
+
+  /** Binds the connection to a registered device; false when the identity is unknown or changes mid-connection. */
+  private async bind(identity: DeviceIdentity): Promise<boolean> {
+    if (this.device) {
+      if (identity.imei === this.device.imei || identity.terminalId === this.device.terminal_id) return true;
+      const other = await this.deps.directory.resolve(identity);
+      if (other?.device_id === this.device.device_id) return true;
+      this.log.warn({ device: this.label(), other: identityLabel(identity) }, 'identity changed mid-connection');
+      return false;
+    }
+    const claim = await this.deps.directory.resolve(identity);
+    if (!claim) {
+      this.deps.stats.unknownDeviceFrames += 1;
+      this.log.warn({ identifier: identityLabel(identity) }, 'unknown device refused');
+      await this.deps.unknownDevices.record(identityLabel(identity), this.protocol.name, this.remoteAddress);
+      return false;
+    }
+    this.device = claim;
+    this.session.imei = claim.imei;
+    this.session.model = claim.model;
+    this.socket.setTimeout(this.deps.offlineAfterMs);
+    this.deps.onBound(this);
+    await this.deps.store.appendToStream(streams.device(claim.device_id), [
+      {
+        id: randomUuid(),
+        type: 'DeviceConnected',
+        data: {
+          device_id: claim.device_id,
+          customer_id: claim.customer_id,
+          protocol: this.protocol.name,
+          remote_address: this.remoteAddress,
+          at: this.deps.clock.now(),
+        },
+      },
+    ]);
+    this.log.info({ device: claim.device_id, imei: claim.imei }, 'device connected');
+    return true;
+  }
+
+  private write(bytes: Buffer): void {
+    if (!this.socket.destroyed) this.socket.write(bytes);
+  }
+
+  /** Ends the connection: pending replies are flushed, then the socket closes. */
+  close(reason: CloseReason, why: string): void {
+    if (this.closing) return;
+    this.closing = reason;
+    this.log.debug({ device: this.label(), reason, why }, 'closing connection');
+    this.socket.end();
+    // A peer that never reads must not hold the socket open.
+    setTimeout(() => this.socket.destroy(), 2_000).unref();
+  }
+
+  /** Finishes the frame in hand (its append and ack), then closes. */
+  async shutdown(): Promise<void> {
+    this.queue.length = 0;
+    await this.drained;
+    this.close('shutdown', 'server stopping');
+    await this.closedPromise;
+  }
+
+  private resolveClosed: (() => void) | null = null;
+  private readonly closedPromise = new Promise<void>((resolve) => (this.resolveClosed = resolve));
+
+  private async onSocketClosed(): Promise<void> {
+    const reason = this.closing ?? 'closed';
+    this.closing = reason;
+    this.queue.length = 0;
+    await this.drained;
+    this.deps.onClosed(this);
+    const device = this.device;
+    if (device && reason !== 'refused') {
+      try {
+        await this.deps.store.appendToStream(streams.device(device.device_id), [
+          {
+            id: randomUuid(),
+            type: 'DeviceDisconnected',
+            data: {
+              device_id: device.device_id,
+              customer_id: device.customer_id,
+              reason: reason === 'closed' || reason === 'idle_timeout' || reason === 'shutdown' || reason === 'replaced'
+                ? reason
+                : 'protocol_error',
+              last_seen_at: this.lastSeenAt,
+              at: this.deps.clock.now(),
+            },
+          },
+        ]);
+      } catch (err) {
+        this.log.warn({ err, device: device.device_id }, 'could not record disconnect');
+      }
+      this.log.info({ device: device.device_id, reason }, 'device disconnected');
+    }
+    this.resolveClosed?.();
+  }
+
+  private label(): string {
+    return this.device?.imei ?? 'unidentified';
+  }
+}
+
+/** Queue marker: close once the frames before it are handled. */
+const CLOSE_MARK = Buffer.alloc(0);
+
+function hexOf(buf: Buffer): string {
+  return buf.length > LOG_HEX_BYTES ? `${buf.toString('hex', 0, LOG_HEX_BYTES)}…(${buf.length} bytes)` : buf.toString('hex');
+}

@@ -1,0 +1,78 @@
+/**
+ * Decoded records become domain events. Event ids derive from the device and
+ * the record's bytes, so a frame the device resends after a lost ack is stored
+ * once (the store ignores ids it already holds).
+ */
+import type { DeviceClaim, DomainEvent } from '../core/events.js';
+import type { EventToAppend } from '../core/event-store/port.js';
+import { contentUuid } from '../core/ids.js';
+import type { DecodedRecord, ProtocolName } from './protocol.js';
+
+export function recordsToEvents(
+  records: readonly DecodedRecord[],
+  device: DeviceClaim,
+  protocol: ProtocolName,
+  receivedAt: number,
+): EventToAppend<DomainEvent>[] {
+  const out: EventToAppend<DomainEvent>[] = [];
+  for (const r of records) {
+    const hasLocation = r.lat !== null && r.lng !== null;
+    if (hasLocation) {
+      out.push({
+        id: contentUuid('position', device.device_id, r.raw),
+        type: 'PositionRecorded',
+        data: {
+          device_id: device.device_id,
+          customer_id: device.customer_id,
+          protocol,
+          fix_time: r.fixTime,
+          received_at: receivedAt,
+          valid: r.valid,
+          lat: r.lat!,
+          lng: r.lng!,
+          speed_kmh: r.speedKmh,
+          heading_deg: r.headingDeg,
+          altitude_m: r.altitudeM,
+          satellites: r.satellites,
+          ignition: r.ignition,
+          odometer_m: r.odometerM,
+          attributes: r.attributes,
+        },
+      });
+    } else if (r.alarms.length === 0) {
+      out.push({
+        id: contentUuid('status', device.device_id, r.raw),
+        type: 'StatusReported',
+        data: {
+          device_id: device.device_id,
+          customer_id: device.customer_id,
+          protocol,
+          at: r.fixTime,
+          received_at: receivedAt,
+          ignition: r.ignition,
+          attributes: r.attributes,
+        },
+      });
+    }
+    for (const alarm of r.alarms) {
+      out.push({
+        id: contentUuid('alarm', device.device_id, alarm.kind, r.raw),
+        type: 'AlarmReported',
+        data: {
+          device_id: device.device_id,
+          customer_id: device.customer_id,
+          protocol,
+          kind: alarm.kind,
+          occurred_at: r.fixTime,
+          received_at: receivedAt,
+          level: alarm.level ?? null,
+          position: hasLocation
+            ? { lat: r.lat!, lng: r.lng!, speed_kmh: r.speedKmh, heading_deg: r.headingDeg }
+            : null,
+          details: alarm.details ?? {},
+        },
+      });
+    }
+  }
+  return out;
+}
