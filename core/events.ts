@@ -109,7 +109,15 @@ export interface DeviceUpdated {
 
 export interface DeviceConnected {
   type: 'DeviceConnected';
-  data: { device_id: string; customer_id: string; protocol: string; remote_address: string; at: number };
+  data: {
+    device_id: string;
+    customer_id: string;
+    /** Pairs this connection with its DeviceDisconnected, so a stale socket closing never hides a newer one. */
+    connection_id: string;
+    protocol: string;
+    remote_address: string;
+    at: number;
+  };
 }
 
 export interface DeviceDisconnected {
@@ -117,6 +125,7 @@ export interface DeviceDisconnected {
   data: {
     device_id: string;
     customer_id: string;
+    connection_id: string;
     /** `closed` by the device or network, `idle_timeout` after FLEET_OFFLINE_AFTER_S of silence, `refused`, `shutdown`. */
     reason: 'closed' | 'idle_timeout' | 'protocol_error' | 'shutdown' | 'replaced';
     last_seen_at: number;

@@ -52,6 +52,7 @@ export class DeviceConnection {
   private drained: Promise<void> = Promise.resolve();
   private resolveDrained: (() => void) | null = null;
   readonly remoteAddress: string;
+  private readonly connectionId = randomUuid();
 
   constructor(
     private readonly socket: Socket,
@@ -210,6 +211,7 @@ export class DeviceConnection {
         data: {
           device_id: claim.device_id,
           customer_id: claim.customer_id,
+          connection_id: this.connectionId,
           protocol: this.protocol.name,
           remote_address: this.remoteAddress,
           at: this.deps.clock.now(),
@@ -261,6 +263,7 @@ export class DeviceConnection {
             data: {
               device_id: device.device_id,
               customer_id: device.customer_id,
+              connection_id: this.connectionId,
               reason: reason === 'closed' || reason === 'idle_timeout' || reason === 'shutdown' || reason === 'replaced'
                 ? reason
                 : 'protocol_error',

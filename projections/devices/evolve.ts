@@ -1,0 +1,72 @@
+/** Pure rules for a device's read-model row. */
+import type { DomainEvent } from '../../core/events.js';
+
+export type DeviceStatus = 'never_connected' | 'online' | 'offline';
+
+export interface DeviceRow {
+  device_id: string;
+  customer_id: string;
+  imei: string;
+  model: string;
+  name: string | null;
+  group_id: string | null;
+  driver_id: string | null;
+  terminal_id: string | null;
+  status: DeviceStatus;
+  protocol: string | null;
+  connection_id: string | null;
+  last_seen_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The next row, or the same row when the event does not change it. */
+export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow | null {
+  switch (e.type) {
+    case 'DeviceRegistered':
+      return {
+        device_id: e.data.device_id,
+        customer_id: e.data.customer_id,
+        imei: e.data.imei,
+        model: e.data.model,
+        name: e.data.name,
+        group_id: e.data.group_id,
+        driver_id: e.data.driver_id,
+        terminal_id: e.data.terminal_id,
+        status: 'never_connected',
+        protocol: null,
+        connection_id: null,
+        last_seen_at: null,
+        created_at: e.data.created_at,
+        updated_at: e.data.created_at,
+      };
+    case 'DeviceUpdated':
+      if (!row) return row;
+      return { ...row, ...e.data.changes, updated_at: e.data.updated_at };
+    case 'DeviceConnected':
+      if (!row) return row;
+      return {
+        ...row,
+        status: 'online',
+        protocol: e.data.protocol,
+        connection_id: e.data.connection_id,
+        last_seen_at: Math.max(row.last_seen_at ?? 0, e.data.at),
+      };
+    case 'DeviceDisconnected':
+      // Only the current connection going away makes the device offline.
+      if (!row || row.connection_id !== e.data.connection_id) return row;
+      return {
+        ...row,
+        status: 'offline',
+        connection_id: null,
+        last_seen_at: Math.max(row.last_seen_at ?? 0, e.data.last_seen_at),
+      };
+    case 'PositionRecorded':
+    case 'StatusReported':
+    case 'AlarmReported':
+      if (!row) return row;
+      return e.data.received_at > (row.last_seen_at ?? 0) ? { ...row, last_seen_at: e.data.received_at } : row;
+    default:
+      return row;
+  }
+}

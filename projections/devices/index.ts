@@ -1,0 +1,33 @@
+/** The devices read model: registration, edits and connectivity of every device. */
+import type Database from 'better-sqlite3';
+import type { Projection } from '../projection.js';
+import { evolveDevice, type DeviceRow } from './evolve.js';
+
+const COLUMNS = [
+  'device_id', 'customer_id', 'imei', 'model', 'name', 'group_id', 'driver_id', 'terminal_id',
+  'status', 'protocol', 'connection_id', 'last_seen_at', 'created_at', 'updated_at',
+] as const;
+
+export const devicesProjection: Projection = {
+  name: 'devices',
+  migrate(db) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS devices (
+        device_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, imei TEXT NOT NULL UNIQUE, model TEXT NOT NULL,
+        name TEXT, group_id TEXT, driver_id TEXT, terminal_id TEXT, status TEXT NOT NULL, protocol TEXT,
+        connection_id TEXT, last_seen_at INTEGER, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+      CREATE INDEX IF NOT EXISTS devices_by_customer ON devices (customer_id, device_id);`);
+  },
+  prepare(db: Database.Database) {
+    const get = db.prepare('SELECT * FROM devices WHERE device_id = ?');
+    const put = db.prepare(
+      `INSERT OR REPLACE INTO devices (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`,
+    );
+    return (e) => {
+      if (!('device_id' in e.data)) return;
+      const before = (get.get(e.data.device_id) as DeviceRow | undefined) ?? null;
+      const after = evolveDevice(before, e);
+      if (after && after !== before) put.run(after);
+    };
+  },
+};

@@ -1,0 +1,38 @@
+/** Pure rule for a device's latest position: the newest valid fix wins; late fixes never go back in time. */
+import type { PositionRecorded } from '../../core/events.js';
+
+export interface LatestPositionRow {
+  device_id: string;
+  customer_id: string;
+  lat: number;
+  lng: number;
+  speed_kmh: number | null;
+  heading_deg: number | null;
+  altitude_m: number | null;
+  satellites: number | null;
+  ignition: number | null;
+  fix_time: number;
+  received_at: number;
+}
+
+export function evolveLatestPosition(
+  row: LatestPositionRow | null,
+  e: PositionRecorded,
+): LatestPositionRow | null {
+  const d = e.data;
+  if (!d.valid) return row;
+  if (row && row.fix_time > d.fix_time) return row;
+  return {
+    device_id: d.device_id,
+    customer_id: d.customer_id,
+    lat: d.lat,
+    lng: d.lng,
+    speed_kmh: d.speed_kmh,
+    heading_deg: d.heading_deg,
+    altitude_m: d.altitude_m,
+    satellites: d.satellites,
+    ignition: d.ignition === null ? null : d.ignition ? 1 : 0,
+    fix_time: d.fix_time,
+    received_at: d.received_at,
+  };
+}

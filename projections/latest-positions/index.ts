@@ -1,0 +1,30 @@
+/** The latest valid position of every device. */
+import type Database from 'better-sqlite3';
+import type { Projection } from '../projection.js';
+import { evolveLatestPosition, type LatestPositionRow } from './evolve.js';
+
+export const latestPositionsProjection: Projection = {
+  name: 'latest-positions',
+  migrate(db) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS latest_positions (
+        device_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, lat REAL NOT NULL, lng REAL NOT NULL,
+        speed_kmh REAL, heading_deg REAL, altitude_m REAL, satellites INTEGER, ignition INTEGER,
+        fix_time INTEGER NOT NULL, received_at INTEGER NOT NULL);
+      CREATE INDEX IF NOT EXISTS latest_positions_by_customer ON latest_positions (customer_id, device_id);`);
+  },
+  prepare(db: Database.Database) {
+    const get = db.prepare('SELECT * FROM latest_positions WHERE device_id = ?');
+    const put = db.prepare(
+      `INSERT OR REPLACE INTO latest_positions
+       (device_id, customer_id, lat, lng, speed_kmh, heading_deg, altitude_m, satellites, ignition, fix_time, received_at)
+       VALUES (@device_id, @customer_id, @lat, @lng, @speed_kmh, @heading_deg, @altitude_m, @satellites, @ignition, @fix_time, @received_at)`,
+    );
+    return (e) => {
+      if (e.type !== 'PositionRecorded') return;
+      const before = (get.get(e.data.device_id) as LatestPositionRow | undefined) ?? null;
+      const after = evolveLatestPosition(before, e);
+      if (after && after !== before) put.run(after);
+    };
+  },
+};

@@ -1,0 +1,140 @@
+/**
+ * Runs projections behind the log: a catch-up subscription from the stored
+ * checkpoint, events applied in batches, each batch's rows and the new
+ * checkpoint committed in one SQLite transaction, so a crash replays at most
+ * an uncommitted batch and never applies an event twice.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { EventStore, LogPosition, RecordedEvent, Subscription } from '../core/event-store/port.js';
+import { comparePositions, positionFromString, positionToString } from '../core/event-store/port.js';
+import type { Logger } from '../core/logger.js';
+import type { Projection } from './projection.js';
+
+const BATCH = 1000;
+const CHECKPOINT = 'read-models';
+
+export function openReadModelDb(path: string): Database.Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  // The log is the source of truth: a lost read-model commit is replayed from the checkpoint.
+  db.pragma('synchronous = NORMAL');
+  db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');
+  return db;
+}
+
+export class ProjectionRunner {
+  private readonly handlers: Array<(e: RecordedEvent) => void>;
+  private checkpoint: LogPosition | null;
+  private subscription: Subscription | null = null;
+  private buffer: RecordedEvent[] = [];
+  private flushScheduled = false;
+  private waiters: Array<{ position: LogPosition; resolve: () => void }> = [];
+  private running: Promise<void> | null = null;
+  private readonly saveCheckpoint: Database.Statement;
+  private readonly applyBatch: (events: RecordedEvent[]) => void;
+
+  constructor(
+    private readonly store: EventStore,
+    readonly db: Database.Database,
+    projections: Projection[],
+    private readonly log: Logger,
+  ) {
+    for (const p of projections) p.migrate(db);
+    this.handlers = projections.map((p) => p.prepare(db));
+    const row = db.prepare('SELECT position FROM checkpoints WHERE name = ?').get(CHECKPOINT) as
+      | { position: string }
+      | undefined;
+    this.checkpoint = row ? positionFromString(row.position) : null;
+    this.saveCheckpoint = db.prepare(
+      'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position',
+    );
+    this.applyBatch = db.transaction((events: RecordedEvent[]) => {
+      for (const e of events) for (const h of this.handlers) h(e);
+      this.saveCheckpoint.run(CHECKPOINT, positionToString(events[events.length - 1]!.position));
+    });
+  }
+
+  get position(): LogPosition | null {
+    return this.checkpoint;
+  }
+
+  /** Starts following the log; returns once history up to now is applied. */
+  async start(): Promise<void> {
+    await this.catchUp();
+    this.subscription = this.store.subscribeToAll(this.checkpoint ? { after: this.checkpoint } : {});
+    const sub = this.subscription;
+    this.running = (async () => {
+      try {
+        for await (const e of sub) this.push(e);
+      } catch (err) {
+        this.log.error({ err }, 'projection subscription failed');
+      }
+    })();
+  }
+
+  /** Applies everything the store holds now (also used on an auth miss right after a key was created). */
+  async catchUp(): Promise<void> {
+    for (;;) {
+      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: BATCH });
+      if (batch.length === 0) return;
+      this.apply(batch);
+    }
+  }
+
+  private push(e: RecordedEvent): void {
+    // Events the catch-up already applied may come again through the subscription.
+    if (this.checkpoint && comparePositions(e.position, this.checkpoint) <= 0) return;
+    this.buffer.push(e);
+    if (this.buffer.length >= BATCH) this.flush();
+    else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const batch = this.buffer.filter((e) => !this.checkpoint || comparePositions(e.position, this.checkpoint) > 0);
+    this.buffer = [];
+    if (batch.length > 0) this.apply(batch);
+  }
+
+  private apply(batch: RecordedEvent[]): void {
+    this.applyBatch(batch);
+    this.checkpoint = batch[batch.length - 1]!.position;
+    if (this.waiters.length > 0) {
+      const cp = this.checkpoint;
+      this.waiters = this.waiters.filter((w) => {
+        if (comparePositions(w.position, cp) <= 0) {
+          w.resolve();
+          return false;
+        }
+        return true;
+      });
+    }
+  }
+
+  /** Resolves once the read models include the event at `position` (read-your-writes for the API). */
+  waitFor(position: LogPosition, timeoutMs = 5_000): Promise<void> {
+    if (this.checkpoint && comparePositions(position, this.checkpoint) <= 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('read models did not catch up in time')), timeoutMs);
+      this.waiters.push({
+        position,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.close();
+    await this.running;
+    this.flush();
+  }
+}
