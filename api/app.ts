@@ -1,0 +1,32 @@
+/**
+ * The Fastify application as a plugin-style builder: errors, auth, routes.
+ * api/server.ts owns listening and shutdown.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../core/logger.js';
+import type { ApiContext } from './context.js';
+import { registerAuth } from './plugins/auth.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { deviceRoutes } from './routes/devices.js';
+import { healthRoutes } from './routes/health.js';
+import { positionRoutes } from './routes/positions.js';
+
+/** Request bodies above this are refused with 413 (geofence polygons are the largest legitimate ones). */
+export const BODY_LIMIT_BYTES = 256 * 1024;
+
+export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: true } },
+  });
+  registerErrorHandling(app);
+  registerAuth(app, ctx.readModels, ctx.catchUp);
+  await healthRoutes(app);
+  await deviceRoutes(app, ctx);
+  await positionRoutes(app, ctx);
+  return app;
+}

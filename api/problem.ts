@@ -1,0 +1,37 @@
+/** API errors, rendered by one handler as RFC 9457 application/problem+json. */
+export interface FieldError {
+  /** Where the problem is: `/body/imei`, `/query/limit`, `/params/id`. */
+  pointer: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly errors: FieldError[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+  }
+}
+
+export const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export function notFound(what: string, id: string): ApiError {
+  return new ApiError(404, 'not_found', `${what} ${id} does not exist`);
+}

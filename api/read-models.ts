@@ -1,0 +1,107 @@
+/**
+ * Queries over the projections' read models. Every query takes the customer
+ * id: tenant isolation is enforced here, not left to each route.
+ */
+import type Database from 'better-sqlite3';
+import type { DeviceRow, DeviceStatus, LatestPositionRow } from '../projections/index.js';
+import type { Plan, Scope } from '../core/events.js';
+
+export interface ApiKeyRow {
+  key_id: string;
+  customer_id: string;
+  name: string;
+  scopes: Scope[];
+  secret_sha256: string;
+  revoked_at: number | null;
+  plan: Plan;
+}
+
+export interface DeviceWithPosition extends DeviceRow {
+  position: LatestPositionRow | null;
+}
+
+export class ReadModels {
+  private readonly q: Record<string, Database.Statement>;
+
+  constructor(readonly db: Database.Database) {
+    this.q = {
+      keyByHash: db.prepare(
+        `SELECT k.*, c.plan FROM api_keys k JOIN customers c ON c.customer_id = k.customer_id WHERE k.secret_sha256 = ?`,
+      ),
+      device: db.prepare('SELECT * FROM devices WHERE device_id = ? AND customer_id = ?'),
+      latest: db.prepare('SELECT * FROM latest_positions WHERE device_id = ? AND customer_id = ?'),
+      latestAll: db.prepare(
+        `SELECT p.*, d.name AS device_name FROM latest_positions p JOIN devices d ON d.device_id = p.device_id
+         WHERE p.customer_id = ? ORDER BY p.device_id`,
+      ),
+    };
+  }
+
+  apiKeyByHash(hash: string): ApiKeyRow | null {
+    const row = this.q.keyByHash!.get(hash) as (Omit<ApiKeyRow, 'scopes'> & { scopes: string }) | undefined;
+    return row ? { ...row, scopes: JSON.parse(row.scopes) as Scope[] } : null;
+  }
+
+  device(customerId: string, deviceId: string): DeviceWithPosition | null {
+    const row = this.q.device!.get(deviceId, customerId) as DeviceRow | undefined;
+    if (!row) return null;
+    const position = (this.q.latest!.get(deviceId, customerId) as LatestPositionRow | undefined) ?? null;
+    return { ...row, position };
+  }
+
+  /** One page of devices in id order, strictly after `afterId`. */
+  devices(
+    customerId: string,
+    filter: { afterId: string | null; limit: number; statuses: DeviceStatus[] | null; groupId: string | null },
+  ): DeviceWithPosition[] {
+    const where = ['d.customer_id = ?'];
+    const args: unknown[] = [customerId];
+    if (filter.afterId) {
+      where.push('d.device_id > ?');
+      args.push(filter.afterId);
+    }
+    if (filter.groupId) {
+      where.push('d.group_id = ?');
+      args.push(filter.groupId);
+    }
+    if (filter.statuses) {
+      where.push(`d.status IN (${filter.statuses.map(() => '?').join(', ')})`);
+      args.push(...filter.statuses);
+    }
+    const rows = this.db
+      .prepare(
+        `SELECT d.*, p.lat AS p_lat FROM devices d LEFT JOIN latest_positions p ON p.device_id = d.device_id
+         WHERE ${where.join(' AND ')} ORDER BY d.device_id LIMIT ?`,
+      )
+      .all(...args, filter.limit) as DeviceRow[];
+    return rows.map((r) => ({
+      ...r,
+      position: (this.q.latest!.get(r.device_id, customerId) as LatestPositionRow | undefined) ?? null,
+    }));
+  }
+
+  latestPositions(
+    customerId: string,
+    filter: { deviceIds: string[] | null; groupId: string | null },
+  ): Array<LatestPositionRow & { device_name: string | null }> {
+    if (!filter.deviceIds && !filter.groupId) {
+      return this.q.latestAll!.all(customerId) as Array<LatestPositionRow & { device_name: string | null }>;
+    }
+    const where = ['p.customer_id = ?'];
+    const args: unknown[] = [customerId];
+    if (filter.deviceIds) {
+      where.push(`p.device_id IN (${filter.deviceIds.map(() => '?').join(', ')})`);
+      args.push(...filter.deviceIds);
+    }
+    if (filter.groupId) {
+      where.push('d.group_id = ?');
+      args.push(filter.groupId);
+    }
+    return this.db
+      .prepare(
+        `SELECT p.*, d.name AS device_name FROM latest_positions p JOIN devices d ON d.device_id = p.device_id
+         WHERE ${where.join(' AND ')} ORDER BY p.device_id`,
+      )
+      .all(...args) as Array<LatestPositionRow & { device_name: string | null }>;
+  }
+}

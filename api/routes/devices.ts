@@ -1,0 +1,133 @@
+/** Devices: register, read, list. */
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { WrongExpectedRevisionError } from '../../core/event-store/port.js';
+import type { DeviceClaim } from '../../core/events.js';
+import { newId, randomUuid } from '../../core/ids.js';
+import { isValidImei } from '../../core/imei.js';
+import { streams } from '../../core/streams.js';
+import type { DeviceStatus } from '../../projections/index.js';
+import type { ApiContext } from '../context.js';
+import { authOf } from '../plugins/auth.js';
+import { decodeCursor, page } from '../pagination.js';
+import { ApiError, notFound } from '../problem.js';
+import { Problem } from '../schemas/common.js';
+import { Device, DeviceList, ListDevicesQuery, RegisterDeviceBody, deviceBody } from '../schemas/devices.js';
+
+const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem };
+
+export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.post(
+    '/v1/devices',
+    { config: { scope: 'devices:write' }, schema: { body: RegisterDeviceBody, response: { 201: Device, ...errors } } },
+    async (request, reply) => {
+      const auth = authOf(request);
+      const body = request.body;
+      if (!isValidImei(body.imei)) {
+        throw new ApiError(400, 'validation_failed', 'imei must be 15 digits with a valid Luhn check digit.', [
+          { pointer: '/body/imei', message: 'fails the Luhn check' },
+        ]);
+      }
+      if (body.driver_id) {
+        // Drivers are their own resource; until one exists under this id the link is refused.
+        throw new ApiError(400, 'validation_failed', `driver ${body.driver_id} does not exist`, [
+          { pointer: '/body/driver_id', message: 'unknown driver' },
+        ]);
+      }
+      const now = ctx.clock.now();
+      const deviceId = newId('dev', now);
+      const terminalId = body.terminal_id ? body.terminal_id.replace(/^0+(?=\d)/, '') : null;
+      const claim: DeviceClaim = {
+        device_id: deviceId,
+        customer_id: auth.customerId,
+        imei: body.imei,
+        model: body.model,
+        terminal_id: terminalId,
+        claimed_at: now,
+      };
+      if (terminalId && (await ctx.store.readStream(streams.terminal(terminalId), { maxCount: 1 })).length > 0) {
+        throw new ApiError(409, 'terminal_taken', `terminal_id ${terminalId} is already registered.`);
+      }
+      try {
+        await ctx.store.appendToStream(streams.imei(body.imei), [{ id: randomUuid(), type: 'ImeiClaimed', data: claim }], {
+          expectedRevision: 'no_stream',
+        });
+        if (terminalId) {
+          await ctx.store.appendToStream(
+            streams.terminal(terminalId),
+            [{ id: randomUuid(), type: 'TerminalClaimed', data: claim }],
+            { expectedRevision: 'no_stream' },
+          );
+        }
+      } catch (err) {
+        if (err instanceof WrongExpectedRevisionError) {
+          const which = err.stream.startsWith('imei-') ? 'imei' : 'terminal';
+          throw new ApiError(409, `${which}_taken`, `This ${which === 'imei' ? 'IMEI' : 'terminal_id'} is already registered.`);
+        }
+        throw err;
+      }
+      const result = await ctx.store.appendToStream(
+        streams.device(deviceId),
+        [
+          {
+            id: randomUuid(),
+            type: 'DeviceRegistered',
+            data: {
+              device_id: deviceId,
+              customer_id: auth.customerId,
+              imei: body.imei,
+              model: body.model,
+              name: body.name ?? null,
+              group_id: body.group_id ?? null,
+              driver_id: null,
+              terminal_id: terminalId,
+              created_at: now,
+            },
+          },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+      await ctx.waitFor(result.position);
+      const device = ctx.readModels.device(auth.customerId, deviceId);
+      if (!device) throw new Error(`device ${deviceId} missing from read model after registration`);
+      return reply.status(201).header('Location', `/v1/devices/${deviceId}`).send(deviceBody(device));
+    },
+  );
+
+  r.get(
+    '/v1/devices/:id',
+    {
+      config: { scope: 'devices:read' },
+      schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }), response: { 200: Device, ...errors } },
+    },
+    async (request) => {
+      const auth = authOf(request);
+      const device = ctx.readModels.device(auth.customerId, request.params.id);
+      if (!device) throw notFound('device', request.params.id);
+      return deviceBody(device);
+    },
+  );
+
+  r.get(
+    '/v1/devices',
+    { config: { scope: 'devices:read' }, schema: { querystring: ListDevicesQuery, response: { 200: DeviceList, ...errors } } },
+    async (request) => {
+      const auth = authOf(request);
+      const q = request.query;
+      const statuses = q.status ? ([...new Set(q.status.split(','))] as DeviceStatus[]) : null;
+      const filters = { group_id: q.group_id ?? null, status: statuses };
+      const afterId = decodeCursor(q.cursor, filters);
+      const rows = ctx.readModels.devices(auth.customerId, {
+        afterId,
+        limit: q.limit + 1,
+        statuses,
+        groupId: q.group_id ?? null,
+      });
+      const result = page(rows, q.limit, (d) => d.device_id, filters);
+      return { data: result.data.map(deviceBody), pagination: result.pagination };
+    },
+  );
+}

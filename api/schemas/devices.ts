@@ -1,0 +1,96 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { LatestPositionRow } from '../../projections/index.js';
+import type { DeviceWithPosition } from '../read-models.js';
+import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
+
+export const DeviceStatus = Type.Union([Type.Literal('never_connected'), Type.Literal('online'), Type.Literal('offline')]);
+
+export const DevicePosition = Type.Object({
+  lat: Type.Number(),
+  lng: Type.Number(),
+  speed_kmh: Nullable(Type.Number()),
+  heading_deg: Nullable(Type.Number()),
+  altitude_m: Nullable(Type.Number()),
+  satellites: Nullable(Type.Integer()),
+  timestamp: Timestamp,
+  received_at: Timestamp,
+  ignition: Nullable(Type.Boolean()),
+});
+
+export const Device = Type.Object({
+  id: Type.String(),
+  imei: Type.String(),
+  model: Type.String(),
+  name: Nullable(Type.String()),
+  group_id: Nullable(Type.String()),
+  driver_id: Nullable(Type.String()),
+  terminal_id: Nullable(Type.String()),
+  status: DeviceStatus,
+  last_seen_at: Nullable(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  latest_position: Nullable(DevicePosition),
+  driver: Nullable(Type.Object({ id: Type.String(), name: Type.String() })),
+});
+
+export const RegisterDeviceBody = Type.Object(
+  {
+    imei: Type.String({ pattern: '^[0-9]{15}$', description: '15 digits with a valid Luhn check digit' }),
+    model: Type.String({ minLength: 1, maxLength: 64 }),
+    name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 128 }))),
+    group_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    driver_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    terminal_id: Type.Optional(
+      Nullable(Type.String({ pattern: '^[0-9]{1,20}$', description: 'JT/T 808 terminal phone number' })),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RegisterDeviceBody = Static<typeof RegisterDeviceBody>;
+
+export const ListDevicesQuery = Type.Object(
+  {
+    limit: Limit(200),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    group_id: Type.Optional(Type.String({ maxLength: 64 })),
+    status: Type.Optional(
+      Type.String({ pattern: '^(never_connected|online|offline)(,(never_connected|online|offline))*$' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ListDevicesQuery = Static<typeof ListDevicesQuery>;
+
+export const DeviceList = Type.Object({ data: Type.Array(Device), pagination: Pagination });
+
+export function positionBody(p: LatestPositionRow) {
+  return {
+    lat: p.lat,
+    lng: p.lng,
+    speed_kmh: p.speed_kmh,
+    heading_deg: p.heading_deg,
+    altitude_m: p.altitude_m,
+    satellites: p.satellites,
+    timestamp: iso(p.fix_time),
+    received_at: iso(p.received_at),
+    ignition: p.ignition === null ? null : p.ignition === 1,
+  };
+}
+
+export function deviceBody(d: DeviceWithPosition): Static<typeof Device> {
+  return {
+    id: d.device_id,
+    imei: d.imei,
+    model: d.model,
+    name: d.name,
+    group_id: d.group_id,
+    driver_id: d.driver_id,
+    terminal_id: d.terminal_id,
+    status: d.status,
+    last_seen_at: iso(d.last_seen_at),
+    created_at: iso(d.created_at),
+    updated_at: iso(d.updated_at),
+    latest_position: d.position ? positionBody(d.position) : null,
+    driver: null,
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * API key secrets: generated here, stored only as SHA-256, compared in
+ * constant time. The prefix tells key kinds apart in logs and in the
+ * Authorization header without revealing the secret.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const API_KEY_PREFIX = 'fleet_key_';
+
+export function generateSecret(prefix: string): string {
+  return prefix + randomBytes(24).toString('base64url');
+}
+
+export function sha256Hex(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export function hashesEqual(aHex: string, bHex: string): boolean {
+  const a = Buffer.from(aHex, 'hex');
+  const b = Buffer.from(bHex, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
