@@ -2,7 +2,7 @@
  * The Fastify application as a plugin-style builder: errors, auth, routes.
  * api/server.ts owns listening and shutdown.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/logger.js';
 import type { ApiContext } from './context.js';
@@ -18,7 +18,8 @@ export const BODY_LIMIT_BYTES = 256 * 1024;
 export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Per-request lines would drown the gateway's logs; errors are still logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: () => `req_${randomUUID().replace(/-/g, '')}`,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: true } },

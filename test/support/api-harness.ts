@@ -1,0 +1,60 @@
+/** An in-process API over a temporary SQLite store, with real projections. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../api/app.js';
+import { ReadModels } from '../../api/read-models.js';
+import { ManualClock } from '../../core/clock.js';
+import type { Scope } from '../../core/events.js';
+import { SqliteEventStore } from '../../core/event-store/sqlite.js';
+import { silentLogger } from '../../core/logger.js';
+import { streams } from '../../core/streams.js';
+import { createCustomer, newApiKeyEvent } from '../../core/tenants.js';
+import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
+
+export interface ApiHarness {
+  app: FastifyInstance;
+  store: SqliteEventStore;
+  clock: ManualClock;
+  runner: ProjectionRunner;
+  newCustomer(name?: string): Promise<{ customerId: string; apiKey: string }>;
+  newKey(customerId: string, scopes: Scope[]): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startApiHarness(): Promise<ApiHarness> {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-api-'));
+  const clock = new ManualClock(Date.UTC(2026, 10, 22, 12, 0, 0));
+  const store = new SqliteEventStore(join(dir, 'events.sqlite'), { clock, synchronous: 'OFF' });
+  const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
+  const runner = new ProjectionRunner(store, db, readModelProjections, silentLogger);
+  await runner.start();
+  const app = await buildApp(
+    { store, clock, readModels: new ReadModels(db), waitFor: (p) => runner.waitFor(p), catchUp: () => runner.catchUp() },
+    silentLogger,
+  );
+  await app.ready();
+  return {
+    app,
+    store,
+    clock,
+    runner,
+    async newCustomer(name = 'Acme Haulage') {
+      const c = await createCustomer(store, clock, { name, plan: 'pro' });
+      return { customerId: c.customer_id, apiKey: c.api_key };
+    },
+    async newKey(customerId, scopes) {
+      const key = await newApiKeyEvent(customerId, 'test key', scopes, clock.now());
+      await store.appendToStream(streams.tenant(customerId), [key.event]);
+      return key.secret;
+    },
+    async close() {
+      await app.close();
+      await runner.stop();
+      await store.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
