@@ -35,6 +35,13 @@ interface PendingAppend {
   reject: (e: unknown) => void;
 }
 
+interface FollowState {
+  cursor: number;
+  stopped: boolean;
+  wake: (() => void) | null;
+  onCommit: () => void;
+}
+
 interface EventRow {
   position: number;
   event_id: string;
@@ -220,47 +227,50 @@ export class SqliteEventStore implements EventStore {
   }
 
   subscribeToAll(options: { after?: LogPosition } = {}): Subscription {
-    let cursor = options.after ? Number(options.after.commit) : 0;
-    let stopped = false;
-    let wake: (() => void) | null = null;
-    const onCommit = (): void => wake?.();
-    this.committed.on('commit', onCommit);
-    const store = this;
-    const stop = (): void => {
-      stopped = true;
-      store.committed.off('commit', onCommit);
-      wake?.();
+    const state: FollowState = {
+      cursor: options.after ? Number(options.after.commit) : 0,
+      stopped: false,
+      wake: null,
+      onCommit: () => state.wake?.(),
     };
+    this.committed.on('commit', state.onCommit);
     return {
-      async close() {
-        stop();
-      },
-      async *[Symbol.asyncIterator]() {
-        try {
-          while (!stopped && !store.closed) {
-            const batch = store.readAllSync(cursor, 1000);
-            if (batch.length > 0) {
-              for (const e of batch) {
-                if (stopped) return;
-                cursor = Number(e.position.commit);
-                yield e;
-              }
-              continue;
-            }
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, POLL_MS);
-              wake = () => {
-                clearTimeout(timer);
-                resolve();
-              };
-            });
-            wake = null;
-          }
-        } finally {
-          stop();
-        }
-      },
+      close: async () => this.unfollow(state),
+      [Symbol.asyncIterator]: () => this.follow(state),
     };
+  }
+
+  private unfollow(state: FollowState): void {
+    state.stopped = true;
+    this.committed.off('commit', state.onCommit);
+    state.wake?.();
+  }
+
+  /** Reads the log from the cursor, then sleeps until the next commit (or a poll, for other writers). */
+  private async *follow(state: FollowState): AsyncGenerator<RecordedEvent> {
+    try {
+      while (!state.stopped && !this.closed) {
+        const batch = this.readAllSync(state.cursor, 1000);
+        if (batch.length > 0) {
+          for (const e of batch) {
+            if (state.stopped) return;
+            state.cursor = Number(e.position.commit);
+            yield e;
+          }
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, POLL_MS);
+          state.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        state.wake = null;
+      }
+    } finally {
+      this.unfollow(state);
+    }
   }
 
   /** Waits for pending appends, then closes the database. */
