@@ -153,12 +153,12 @@ describe('GET /v1/devices pagination', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res = await h.app.inject({
+      const res: { statusCode: number; json(): unknown } = await h.app.inject({
         method: 'GET', url: `/v1/devices?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers: auth(apiKey),
       });
       expect(res.statusCode).toBe(200);
-      const body = res.json();
-      seen.push(...body.data.map((d: { id: string }) => d.id));
+      const body = res.json() as { data: Array<{ id: string }>; pagination: { next_cursor: string | null; has_more: boolean } };
+      seen.push(...body.data.map((d) => d.id));
       cursor = body.pagination.next_cursor;
       expect(body.pagination.has_more).toBe(cursor !== null);
       if (pages === 0) ids.push(await register(99)); // a new device sorts last: it must appear once

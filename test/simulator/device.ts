@@ -23,7 +23,7 @@ export interface DeviceOptions {
 
 export class SimulatedDevice {
   private socket: Socket | null = null;
-  private inbox = Buffer.alloc(0);
+  private inbox: Buffer = Buffer.alloc(0);
   private waiter: ((reply: Buffer | null) => void) | null = null;
   private serial = 0;
   private stopped = false;
