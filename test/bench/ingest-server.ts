@@ -1,0 +1,80 @@
+/**
+ * The server side of the ingest benchmark, run as a child process so the
+ * load generator does not share its event loop:
+ *   node ingest-server.js gateway DIR DEVICES   the real gateway, durable SQLite store
+ *   node ingest-server.js reference DIR DEVICES a server that only frames and acks
+ * Prints one JSON line with the bound ports when ready.
+ */
+import { join } from 'node:path';
+import { systemClock } from '../../core/clock.js';
+import type { DeviceClaim } from '../../core/events.js';
+import { SqliteEventStore } from '../../core/event-store/sqlite.js';
+import { randomUuid } from '../../core/ids.js';
+import { silentLogger } from '../../core/logger.js';
+import { streams } from '../../core/streams.js';
+import type { ProtocolName } from '../../gateway/protocol.js';
+import { protocols } from '../../gateway/protocols/index.js';
+import { Gateway } from '../../gateway/server.js';
+import { simulatedIdentity } from '../simulator/run.js';
+import { startReferenceServer } from './reference-server.js';
+
+export const BENCH_SEEDS: Record<ProtocolName, number> = { teltonika: 101, gt06: 102, jt808: 103 };
+const PROTOCOLS: ProtocolName[] = ['teltonika', 'gt06', 'jt808'];
+
+async function registerFleet(store: SqliteEventStore, perProtocol: number): Promise<void> {
+  const appends: Promise<unknown>[] = [];
+  for (const protocol of PROTOCOLS) {
+    for (let i = 0; i < perProtocol; i++) {
+      const { imei, terminalId } = simulatedIdentity(BENCH_SEEDS[protocol], i);
+      const claim: DeviceClaim = {
+        device_id: `dev_bench_${protocol}_${i}`,
+        customer_id: 'cus_bench',
+        imei,
+        model: `bench-${protocol}`,
+        terminal_id: protocol === 'jt808' ? terminalId : null,
+        claimed_at: 0,
+      };
+      appends.push(store.appendToStream(streams.imei(imei), [{ id: randomUuid(), type: 'ImeiClaimed', data: claim }]));
+      if (claim.terminal_id) {
+        appends.push(
+          store.appendToStream(streams.terminal(claim.terminal_id), [{ id: randomUuid(), type: 'TerminalClaimed', data: claim }]),
+        );
+      }
+    }
+  }
+  await Promise.all(appends);
+}
+
+async function main(): Promise<void> {
+  const [mode, dir, devices] = process.argv.slice(2);
+  const perProtocol = Math.ceil(Number(devices) / PROTOCOLS.length);
+  if (mode === 'reference') {
+    const ports = await startReferenceServer();
+    process.stdout.write(JSON.stringify({ ports }) + '\n');
+    return;
+  }
+  const store = new SqliteEventStore(join(dir!, 'events.sqlite'));
+  await registerFleet(store, perProtocol);
+  const gateway = new Gateway({
+    store,
+    clock: systemClock,
+    log: silentLogger,
+    host: '127.0.0.1',
+    listeners: PROTOCOLS.map((p) => ({ protocol: protocols[p], port: 0 })),
+    offlineAfterS: 600,
+    loginTimeoutS: 60,
+    maxConnections: 100_000,
+    maxQueuedFrames: 256,
+  });
+  const ports = await gateway.start();
+  process.stdout.write(JSON.stringify({ ports }) + '\n');
+  process.on('SIGTERM', () => {
+    void gateway.stop().then(async () => {
+      await store.close();
+      process.stdout.write(JSON.stringify({ stats: gateway.stats }) + '\n');
+      process.exit(0);
+    });
+  });
+}
+
+void main();
