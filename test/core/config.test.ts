@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../core/config.js';
+import { imeiFrom, isValidImei } from '../../core/imei.js';
+import { contentUuid, newId } from '../../core/ids.js';
+
+describe('configuration from the environment', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ httpPort: 3000, teltonikaPort: 5027, gt06Port: 5023, jt808Port: 5015, offlineAfterS: 600 });
+    expect(c.store).toMatch(/^sqlite:.*data\/events\.sqlite$/);
+  });
+
+  it('refuses bad values with a message naming the variable', () => {
+    expect(() => loadConfig({ FLEET_HTTP_PORT: 'abc' })).toThrow(ConfigError);
+    expect(() => loadConfig({ FLEET_HTTP_PORT: '70000' })).toThrow(/FLEET_HTTP_PORT/);
+    expect(() => loadConfig({ FLEET_STORE: 'postgres://x' })).toThrow(/FLEET_STORE/);
+  });
+});
+
+describe('ids', () => {
+  it('sort by creation time and carry their prefix', () => {
+    const a = newId('dev', 1_700_000_000_000);
+    const b = newId('dev', 1_700_000_000_001);
+    expect(a).toMatch(/^dev_[0-9a-z]{26}$/);
+    expect(a < b).toBe(true);
+  });
+
+  it('content UUIDs are stable and differ with content', () => {
+    const x = contentUuid('position', 'dev_1', Buffer.from([1, 2, 3]));
+    expect(x).toBe(contentUuid('position', 'dev_1', Buffer.from([1, 2, 3])));
+    expect(x).not.toBe(contentUuid('position', 'dev_2', Buffer.from([1, 2, 3])));
+    expect(x).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe('IMEI', () => {
+  it('checks the Luhn digit', () => {
+    expect(isValidImei('356938035643809')).toBe(true);
+    expect(isValidImei('356938035643808')).toBe(false);
+    expect(isValidImei('35693803564380')).toBe(false);
+    expect(isValidImei(imeiFrom('49015420323751'))).toBe(true);
+    expect(imeiFrom('49015420323751')).toBe('490154203237518');
+  });
+});

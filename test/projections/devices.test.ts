@@ -1,0 +1,62 @@
+/** Fleet stories for the device and latest-position read models. */
+import { describe, expect, it } from 'vitest';
+import type { DomainEvent, PositionRecorded } from '../../core/events.js';
+import { evolveDevice, type DeviceRow } from '../../projections/devices/evolve.js';
+import { evolveLatestPosition } from '../../projections/latest-positions/evolve.js';
+
+const registered: DomainEvent = {
+  type: 'DeviceRegistered',
+  data: {
+    device_id: 'dev_1', customer_id: 'cus_1', imei: '356938035643809', model: 'FMB920', name: 'Van',
+    group_id: null, driver_id: null, terminal_id: null, created_at: 1000,
+  },
+};
+const connected = (connection_id: string, at: number): DomainEvent => ({
+  type: 'DeviceConnected',
+  data: { device_id: 'dev_1', customer_id: 'cus_1', connection_id, protocol: 'teltonika', remote_address: 'x', at },
+});
+const disconnected = (connection_id: string, at: number): DomainEvent => ({
+  type: 'DeviceDisconnected',
+  data: { device_id: 'dev_1', customer_id: 'cus_1', connection_id, reason: 'closed', last_seen_at: at - 5, at },
+});
+
+function fold(events: DomainEvent[]): DeviceRow | null {
+  return events.reduce<DeviceRow | null>((row, e) => evolveDevice(row, e), null);
+}
+
+describe('device status', () => {
+  it('starts never_connected, goes online on connect and offline on disconnect', () => {
+    expect(fold([registered])!.status).toBe('never_connected');
+    expect(fold([registered, connected('c1', 2000)])).toMatchObject({ status: 'online', last_seen_at: 2000, protocol: 'teltonika' });
+    expect(fold([registered, connected('c1', 2000), disconnected('c1', 3000)])).toMatchObject({ status: 'offline', last_seen_at: 2995 });
+  });
+
+  it('a stale connection closing after the device redialled does not make it offline', () => {
+    const row = fold([registered, connected('c1', 2000), connected('c2', 2500), disconnected('c1', 3000)]);
+    expect(row!.status).toBe('online');
+  });
+
+  it('ignores events of devices it never saw registered', () => {
+    expect(fold([connected('c1', 2000)])).toBeNull();
+  });
+});
+
+describe('latest position', () => {
+  const fix = (fix_time: number, valid = true, lat = 56.9): PositionRecorded => ({
+    type: 'PositionRecorded',
+    data: {
+      device_id: 'dev_1', customer_id: 'cus_1', protocol: 'gt06', fix_time, received_at: fix_time + 100, valid, lat, lng: 24.1,
+      speed_kmh: 40, heading_deg: 90, altitude_m: null, satellites: 9, ignition: true, odometer_m: null, attributes: {},
+    },
+  });
+
+  it('keeps the newest valid fix; a late, older fix does not move it back', () => {
+    const a = evolveLatestPosition(null, fix(2000, true, 1));
+    const b = evolveLatestPosition(a, fix(1000, true, 2));
+    expect(b!.lat).toBe(1);
+    const c = evolveLatestPosition(b, fix(3000, false, 3));
+    expect(c!.lat).toBe(1);
+    const d = evolveLatestPosition(c, fix(4000, true, 4));
+    expect(d).toMatchObject({ lat: 4, fix_time: 4000, ignition: 1 });
+  });
+});
