@@ -1,11 +1,12 @@
 /**
  * Decoded records become domain events. Event ids derive from the device and
- * the record's bytes, so a frame the device resends after a lost ack is stored
- * once (the store ignores ids it already holds).
+ * the record's bytes (prefixed by its fix time, for index locality), so a
+ * frame the device resends after a lost ack is stored once: the store ignores
+ * ids it already holds.
  */
 import type { DeviceClaim, DomainEvent } from '../core/events.js';
 import type { EventToAppend } from '../core/event-store/port.js';
-import { contentUuid } from '../core/ids.js';
+import { timeOrderedContentUuid } from '../core/ids.js';
 import type { DecodedRecord, ProtocolName } from './protocol.js';
 
 export function recordsToEvents(
@@ -19,7 +20,7 @@ export function recordsToEvents(
     const hasLocation = r.lat !== null && r.lng !== null;
     if (hasLocation) {
       out.push({
-        id: contentUuid('position', device.device_id, r.raw),
+        id: timeOrderedContentUuid(r.fixTime, 'position', device.device_id, r.raw),
         type: 'PositionRecorded',
         data: {
           device_id: device.device_id,
@@ -41,7 +42,7 @@ export function recordsToEvents(
       });
     } else if (r.alarms.length === 0) {
       out.push({
-        id: contentUuid('status', device.device_id, r.raw),
+        id: timeOrderedContentUuid(r.fixTime, 'status', device.device_id, r.raw),
         type: 'StatusReported',
         data: {
           device_id: device.device_id,
@@ -56,7 +57,7 @@ export function recordsToEvents(
     }
     for (const alarm of r.alarms) {
       out.push({
-        id: contentUuid('alarm', device.device_id, alarm.kind, r.raw),
+        id: timeOrderedContentUuid(r.fixTime, 'alarm', device.device_id, alarm.kind, r.raw),
         type: 'AlarmReported',
         data: {
           device_id: device.device_id,
