@@ -105,3 +105,44 @@ export class ReadModels {
       .all(...args) as Array<LatestPositionRow & { device_name: string | null }>;
   }
 }
+
+export interface HistoryRow {
+  event_id: string;
+  device_id: string;
+  fix_time: number;
+  received_at: number;
+  valid: number;
+  lat: number;
+  lng: number;
+  speed_kmh: number | null;
+  heading_deg: number | null;
+  altitude_m: number | null;
+  satellites: number | null;
+  ignition: number | null;
+  odometer_m: number | null;
+}
+
+/** Position history of one device in [from, to), keyset-paginated on (fix_time, event_id). */
+export function historyPage(
+  db: Database.Database,
+  customerId: string,
+  q: { deviceId: string; from: number; to: number; after: { t: number; id: string } | null; limit: number; order: 'asc' | 'desc' },
+): HistoryRow[] {
+  const cmp = q.order === 'asc' ? '>' : '<';
+  const keyset = q.after ? `AND (fix_time ${cmp} @t OR (fix_time = @t AND event_id ${cmp} @id))` : '';
+  const dir = q.order === 'asc' ? 'ASC' : 'DESC';
+  return db
+    .prepare(
+      `SELECT * FROM positions WHERE device_id = @device AND customer_id = @customer
+       AND fix_time >= @from AND fix_time < @to ${keyset}
+       ORDER BY fix_time ${dir}, event_id ${dir} LIMIT @limit`,
+    )
+    .all({
+      device: q.deviceId,
+      customer: customerId,
+      from: q.from,
+      to: q.to,
+      limit: q.limit,
+      ...(q.after ? { t: q.after.t, id: q.after.id } : {}),
+    }) as HistoryRow[];
+}

@@ -1,5 +1,6 @@
 /** Every read-model projection the API serves from, in the order the runner applies them. */
 import { devicesProjection } from './devices/index.js';
+import { historyProjection } from './history/index.js';
 import { latestPositionsProjection } from './latest-positions/index.js';
 import type { Projection } from './projection.js';
 import { tenantsProjection } from './tenants/index.js';
@@ -9,6 +10,7 @@ export const readModelProjections: Projection[] = [
   tenantsProjection,
   devicesProjection,
   latestPositionsProjection,
+  historyProjection,
   unknownDevicesProjection,
 ];
 

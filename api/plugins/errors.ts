@@ -16,7 +16,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ApiError) return sendProblem(request, reply, err);
     if (err.validation) {
-      const context = err.validationContext ?? 'body';
+      const context = POINTER_PREFIX[err.validationContext ?? 'body'] ?? 'body';
       const errors = (err.validation as AjvError[]).map((v) => toFieldError(context, v));
       return sendProblem(
         request,
@@ -44,6 +44,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     sendProblem(request, reply, new ApiError(404, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`)),
   );
 }
+
+/** Fastify names request parts after its schema keys; pointers use the shorter names. */
+const POINTER_PREFIX: Record<string, string> = { body: 'body', querystring: 'query', params: 'params', headers: 'headers' };
 
 function toFieldError(context: string, v: AjvError): FieldError {
   const base = `/${context}${v.instancePath}`;

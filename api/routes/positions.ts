@@ -4,7 +4,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiContext } from '../context.js';
 import { authOf } from '../plugins/auth.js';
 import { Problem, iso } from '../schemas/common.js';
-import { LatestPositionList, LatestPositionsQuery } from '../schemas/positions.js';
+import { HistoryList, HistoryQuery, LatestPositionList, LatestPositionsQuery } from '../schemas/positions.js';
+import { historyPage } from '../read-models.js';
+import { decodeCursor, page } from '../pagination.js';
+import { ApiError, notFound } from '../problem.js';
+import { parseTime } from '../time.js';
+
+const MAX_WINDOW_MS = 31 * 86_400_000;
 
 export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -35,6 +41,58 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
           received_at: iso(p.received_at),
           ignition: p.ignition === null ? null : p.ignition === 1,
         })),
+      };
+    },
+  );
+
+  r.get(
+    '/v1/positions',
+    {
+      config: { scope: 'positions:read' },
+      schema: { querystring: HistoryQuery, response: { 200: HistoryList, 400: Problem, 401: Problem, 403: Problem, 404: Problem } },
+    },
+    async (request) => {
+      const auth = authOf(request);
+      const q = request.query;
+      const from = parseTime(q.from, '/query/from');
+      const to = q.to === undefined ? ctx.clock.now() : parseTime(q.to, '/query/to');
+      if (to <= from) {
+        throw new ApiError(400, 'validation_failed', 'to must be after from', [{ pointer: '/query/to', message: 'must be after from' }]);
+      }
+      if (to - from > MAX_WINDOW_MS) {
+        throw new ApiError(400, 'range_too_large', 'The window from..to may span at most 31 days.', [
+          { pointer: '/query/to', message: 'more than 31 days after from' },
+        ]);
+      }
+      if (!ctx.readModels.device(auth.customerId, q.device_id)) throw notFound('device', q.device_id);
+      const filters = { device_id: q.device_id, from, to, order: q.order };
+      const key = decodeCursor(q.cursor, filters);
+      const [t, id] = key ? key.split('|') : [];
+      const rows = historyPage(ctx.readModels.db, auth.customerId, {
+        deviceId: q.device_id,
+        from,
+        to,
+        after: key ? { t: Number(t), id: id ?? '' } : null,
+        limit: q.limit + 1,
+        order: q.order,
+      });
+      const result = page(rows, q.limit, (p) => `${p.fix_time}|${p.event_id}`, filters);
+      return {
+        data: result.data.map((p) => ({
+          device_id: p.device_id,
+          lat: p.lat,
+          lng: p.lng,
+          speed_kmh: p.speed_kmh,
+          heading_deg: p.heading_deg,
+          altitude_m: p.altitude_m,
+          satellites: p.satellites,
+          valid: p.valid === 1,
+          ignition: p.ignition === null ? null : p.ignition === 1,
+          odometer_km: p.odometer_m === null ? null : p.odometer_m / 1000,
+          timestamp: iso(p.fix_time),
+          received_at: iso(p.received_at),
+        })),
+        pagination: result.pagination,
       };
     },
   );

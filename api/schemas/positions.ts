@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Timestamp } from './common.js';
+import { Nullable, Pagination, Timestamp } from './common.js';
 
 export const LatestPosition = Type.Object({
   device_id: Type.String(),
@@ -25,3 +25,33 @@ export const LatestPositionsQuery = Type.Object(
 export type LatestPositionsQuery = Static<typeof LatestPositionsQuery>;
 
 export const LatestPositionList = Type.Object({ data: Type.Array(LatestPosition) });
+
+export const HistoryQuery = Type.Object(
+  {
+    device_id: Type.String({ minLength: 1, maxLength: 64 }),
+    from: Type.String({ description: 'RFC 3339, inclusive' }),
+    to: Type.Optional(Type.String({ description: 'RFC 3339, exclusive; defaults to now' })),
+    limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' }),
+  },
+  { additionalProperties: false },
+);
+export type HistoryQuery = Static<typeof HistoryQuery>;
+
+export const HistoryPosition = Type.Object({
+  device_id: Type.String(),
+  lat: Type.Number(),
+  lng: Type.Number(),
+  speed_kmh: Nullable(Type.Number()),
+  heading_deg: Nullable(Type.Number()),
+  altitude_m: Nullable(Type.Number()),
+  satellites: Nullable(Type.Integer()),
+  valid: Type.Boolean(),
+  ignition: Nullable(Type.Boolean()),
+  odometer_km: Nullable(Type.Number()),
+  timestamp: Timestamp,
+  received_at: Timestamp,
+});
+
+export const HistoryList = Type.Object({ data: Type.Array(HistoryPosition), pagination: Pagination });
