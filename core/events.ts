@@ -3,7 +3,7 @@
  * JSON (snake_case, times as ms since epoch). Switches over `type` end in
  * `assertNever` so a new event cannot be forgotten.
  */
-import type { DeviceAlarmKind } from './alarms.js';
+import type { DeviceAlarmKind, EventKind } from './alarms.js';
 
 export type Plan = 'free' | 'pro' | 'enterprise';
 export type Scope =
@@ -184,6 +184,35 @@ export interface AlarmReported {
   };
 }
 
+export type Severity = 'info' | 'low' | 'medium' | 'high' | 'critical';
+
+/**
+ * One entry of `GET /v1/events` and of the webhook feed: a device-reported
+ * alarm or something the server detected (harsh driving from speed changes,
+ * overspeed, a geofence crossing). Written by projections to `events-{device}`
+ * with a deterministic id (`event_id`), so a replay never duplicates it.
+ */
+export interface DeviceEventRaised {
+  type: 'DeviceEventRaised';
+  data: {
+    /** `evt_…`, stable across replays. */
+    event_id: string;
+    kind: Exclude<EventKind, 'position.updated' | 'device.online' | 'device.offline'>;
+    customer_id: string;
+    device_id: string;
+    driver_id: string | null;
+    occurred_at: number;
+    severity: Severity;
+    source: 'device' | 'server';
+    position: { lat: number; lng: number; speed_kmh: number | null; heading_deg: number | null; timestamp: number } | null;
+    /** Kind-specific payload fields of API.md (delta_kmh, duration_ms, limit_kmh, geofence_id, geofence_name, dwell_s, alarm_level, media_count, trip_*). */
+    fields: Record<string, number | string | null>;
+    /** Explains the detection: speeds before/after, thresholds, raw protocol fields. */
+    context: Record<string, unknown>;
+    media: Array<{ type: string; url?: string; label?: string }>;
+  };
+}
+
 /** A frame from an IMEI no customer registered: refused, kept for operators. */
 export interface UnknownDeviceSeen {
   type: 'UnknownDeviceSeen';
@@ -203,6 +232,7 @@ export type DomainEvent =
   | PositionRecorded
   | StatusReported
   | AlarmReported
+  | DeviceEventRaised
   | UnknownDeviceSeen;
 
 export type DomainEventType = DomainEvent['type'];

@@ -3,6 +3,8 @@ export const streams = {
   tenant: (customerId: string) => `tenant-${customerId}`,
   device: (deviceId: string) => `device-${deviceId}`,
   telemetry: (deviceId: string) => `telemetry-${deviceId}`,
+  /** Derived events (alarms, detections, geofence crossings) of one device. */
+  deviceEvents: (deviceId: string) => `events-${deviceId}`,
   imei: (imei: string) => `imei-${imei}`,
   terminal: (terminalId: string) => `terminal-${terminalId}`,
   unknownDevice: (identifier: string) => `unknown-${identifier}`,

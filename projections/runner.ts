@@ -3,6 +3,11 @@
  * checkpoint, events applied in batches, each batch's rows and the new
  * checkpoint committed in one SQLite transaction, so a crash replays at most
  * an uncommitted batch and never applies an event twice.
+ *
+ * Derived events (detectors) go to an outbox table in that same transaction
+ * and are appended to the store after the commit; a crash in between leaves
+ * them in the outbox for the next start. Their ids are deterministic, so an
+ * append that did happen before a crash is not duplicated.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -10,7 +15,7 @@ import { dirname } from 'node:path';
 import type { EventStore, LogPosition, RecordedEvent, Subscription } from '../core/event-store/port.js';
 import { comparePositions, positionFromString, positionToString } from '../core/event-store/port.js';
 import type { Logger } from '../core/logger.js';
-import type { Projection } from './projection.js';
+import type { DerivedEvent, EventHandler, Projection } from './projection.js';
 
 const BATCH = 1000;
 const CHECKPOINT = 'read-models';
@@ -21,12 +26,14 @@ export function openReadModelDb(path: string): Database.Database {
   db.pragma('journal_mode = WAL');
   // The log is the source of truth: a lost read-model commit is replayed from the checkpoint.
   db.pragma('synchronous = NORMAL');
-  db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, stream TEXT NOT NULL, event TEXT NOT NULL);`);
   return db;
 }
 
 export class ProjectionRunner {
-  private readonly handlers: Array<(e: RecordedEvent) => void>;
+  private readonly handlers: EventHandler[];
   private checkpoint: LogPosition | null;
   private subscription: Subscription | null = null;
   private buffer: RecordedEvent[] = [];
@@ -35,6 +42,8 @@ export class ProjectionRunner {
   private running: Promise<void> | null = null;
   private readonly saveCheckpoint: Database.Statement;
   private readonly applyBatch: (events: RecordedEvent[]) => void;
+  private readonly outbox: { insert: Database.Statement; pending: Database.Statement; remove: Database.Statement };
+  private outboxFlushing: Promise<void> | null = null;
 
   constructor(
     private readonly store: EventStore,
@@ -51,10 +60,46 @@ export class ProjectionRunner {
     this.saveCheckpoint = db.prepare(
       'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position',
     );
+    this.outbox = {
+      insert: db.prepare('INSERT INTO outbox (stream, event) VALUES (?, ?)'),
+      pending: db.prepare('SELECT seq, stream, event FROM outbox ORDER BY seq LIMIT 500'),
+      remove: db.prepare('DELETE FROM outbox WHERE seq <= ?'),
+    };
     this.applyBatch = db.transaction((events: RecordedEvent[]) => {
-      for (const e of events) for (const h of this.handlers) h(e);
+      for (const e of events) {
+        for (const h of this.handlers) {
+          const derived = h(e);
+          if (derived) for (const d of derived) this.outbox.insert.run(d.stream, JSON.stringify(d.event));
+        }
+      }
       this.saveCheckpoint.run(CHECKPOINT, positionToString(events[events.length - 1]!.position));
     });
+  }
+
+  /** Appends outbox events to the store in order, removing each batch once appended. */
+  private flushOutbox(): Promise<void> {
+    this.outboxFlushing ??= (async () => {
+      try {
+        for (;;) {
+          const rows = this.outbox.pending.all() as Array<{ seq: number; stream: string; event: string }>;
+          if (rows.length === 0) return;
+          // Consecutive events of one stream go in one append; order across streams is kept.
+          let i = 0;
+          while (i < rows.length) {
+            const stream = rows[i]!.stream;
+            const group: DerivedEvent['event'][] = [];
+            while (i < rows.length && rows[i]!.stream === stream) group.push(JSON.parse(rows[i++]!.event) as DerivedEvent['event']);
+            await this.store.appendToStream(stream, group);
+          }
+          this.outbox.remove.run(rows[rows.length - 1]!.seq);
+        }
+      } catch (err) {
+        this.log.error({ err }, 'outbox append failed; retrying on the next batch');
+      } finally {
+        this.outboxFlushing = null;
+      }
+    })();
+    return this.outboxFlushing;
   }
 
   get position(): LogPosition | null {
@@ -63,6 +108,7 @@ export class ProjectionRunner {
 
   /** Starts following the log; returns once history up to now is applied. */
   async start(): Promise<void> {
+    await this.flushOutbox();
     await this.catchUp();
     this.subscription = this.store.subscribeToAll(this.checkpoint ? { after: this.checkpoint } : {});
     const sub = this.subscription;
@@ -81,6 +127,7 @@ export class ProjectionRunner {
       const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: BATCH });
       if (batch.length === 0) return;
       this.apply(batch);
+      await this.flushOutbox();
     }
   }
 
@@ -105,6 +152,7 @@ export class ProjectionRunner {
   private apply(batch: RecordedEvent[]): void {
     this.applyBatch(batch);
     this.checkpoint = batch[batch.length - 1]!.position;
+    void this.flushOutbox();
     if (this.waiters.length > 0) {
       const cp = this.checkpoint;
       this.waiters = this.waiters.filter((w) => {
@@ -136,5 +184,6 @@ export class ProjectionRunner {
     await this.subscription?.close();
     await this.running;
     this.flush();
+    await this.outboxFlushing;
   }
 }

@@ -50,6 +50,7 @@ export const tenantsProjection: Projection = {
         case 'PositionRecorded':
         case 'StatusReported':
         case 'AlarmReported':
+        case 'DeviceEventRaised':
         case 'UnknownDeviceSeen':
           return;
         default:
