@@ -92,6 +92,8 @@ export interface DeviceRegistered {
     group_id: string | null;
     driver_id: string | null;
     terminal_id: string | null;
+    /** Overspeed threshold for this device; null falls back to the customer's default. */
+    speed_limit_kmh?: number | null;
     created_at: number;
   };
 }
@@ -102,7 +104,7 @@ export interface DeviceUpdated {
     device_id: string;
     customer_id: string;
     /** Only the fields that changed; null clears. */
-    changes: { name?: string | null; group_id?: string | null; driver_id?: string | null };
+    changes: { name?: string | null; group_id?: string | null; driver_id?: string | null; speed_limit_kmh?: number | null };
     updated_at: number;
   };
 }
@@ -213,6 +215,47 @@ export interface DeviceEventRaised {
   };
 }
 
+export interface OAuthClientCreated {
+  type: 'OAuthClientCreated';
+  data: { customer_id: string; client_id: string; name: string; scopes: Scope[]; secret_sha256: string; created_at: number };
+}
+
+export interface OAuthClientDeleted {
+  type: 'OAuthClientDeleted';
+  data: { customer_id: string; client_id: string; deleted_at: number };
+}
+
+/** An access token issued to an OAuth client; only its hash is kept. */
+export interface OAuthTokenIssued {
+  type: 'OAuthTokenIssued';
+  data: { customer_id: string; client_id: string; token_sha256: string; scopes: Scope[]; issued_at: number; expires_at: number };
+}
+
+export interface GeofenceCreated {
+  type: 'GeofenceCreated';
+  data: {
+    geofence_id: string;
+    customer_id: string;
+    name: string;
+    shape: 'polygon' | 'circle';
+    /** GeoJSON Polygon (for circles: the polygon approximating it, used for containment). */
+    geometry: { type: 'Polygon'; coordinates: number[][][] };
+    center: { lat: number; lng: number } | null;
+    radius_m: number | null;
+    created_at: number;
+  };
+}
+
+export interface GeofenceDeleted {
+  type: 'GeofenceDeleted';
+  data: { geofence_id: string; customer_id: string; deleted_at: number };
+}
+
+export interface DriverCreated {
+  type: 'DriverCreated';
+  data: { driver_id: string; customer_id: string; name: string; external_id: string | null; created_at: number };
+}
+
 /** A frame from an IMEI no customer registered: refused, kept for operators. */
 export interface UnknownDeviceSeen {
   type: 'UnknownDeviceSeen';
@@ -223,6 +266,12 @@ export type DomainEvent =
   | CustomerCreated
   | ApiKeyCreated
   | ApiKeyRevoked
+  | OAuthClientCreated
+  | OAuthClientDeleted
+  | OAuthTokenIssued
+  | GeofenceCreated
+  | GeofenceDeleted
+  | DriverCreated
   | ImeiClaimed
   | TerminalClaimed
   | DeviceRegistered

@@ -5,6 +5,8 @@ export const streams = {
   telemetry: (deviceId: string) => `telemetry-${deviceId}`,
   /** Derived events (alarms, detections, geofence crossings) of one device. */
   deviceEvents: (deviceId: string) => `events-${deviceId}`,
+  geofence: (geofenceId: string) => `geofence-${geofenceId}`,
+  driver: (driverId: string) => `driver-${driverId}`,
   imei: (imei: string) => `imei-${imei}`,
   terminal: (terminalId: string) => `terminal-${terminalId}`,
   unknownDevice: (identifier: string) => `unknown-${identifier}`,

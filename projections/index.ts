@@ -1,5 +1,10 @@
 /** Every read-model projection the API serves from, in the order the runner applies them. */
 import { devicesProjection } from './devices/index.js';
+import { driverScoresProjection } from './driver-scores/index.js';
+import { driversProjection } from './drivers/index.js';
+import { eventsProjection } from './events/index.js';
+import { geofencesProjection } from './geofences/index.js';
+import { safetyEventsProjection } from './safety-events/index.js';
 import { historyProjection } from './history/index.js';
 import { latestPositionsProjection } from './latest-positions/index.js';
 import type { Projection } from './projection.js';
@@ -12,6 +17,13 @@ export const readModelProjections: Projection[] = [
   latestPositionsProjection,
   historyProjection,
   unknownDevicesProjection,
+  driversProjection,
+  // Detectors: they derive DeviceEventRaised events (through the runner's outbox).
+  safetyEventsProjection,
+  geofencesProjection,
+  // Read models of derived events.
+  eventsProjection,
+  driverScoresProjection,
 ];
 
 export { ProjectionRunner, openReadModelDb } from './runner.js';

@@ -41,6 +41,12 @@ export const tenantsProjection: Projection = {
         case 'ApiKeyRevoked':
           revokeKey.run(e.data.revoked_at, e.data.key_id, e.data.customer_id);
           return;
+        case 'OAuthClientCreated':
+        case 'OAuthClientDeleted':
+        case 'OAuthTokenIssued':
+        case 'GeofenceCreated':
+        case 'GeofenceDeleted':
+        case 'DriverCreated':
         case 'ImeiClaimed':
         case 'TerminalClaimed':
         case 'DeviceRegistered':

@@ -1,0 +1,5 @@
+/** Placeholder: filled in by its owner. */
+import type { FastifyInstance } from 'fastify';
+import type { ApiContext } from '../context.js';
+
+export async function opsRoutes(_app: FastifyInstance, _ctx: ApiContext): Promise<void> {}
