@@ -231,7 +231,7 @@ function decodeMessage(data: Buffer, h: Header, end: number, session: SessionInf
       return ignored(
         identity,
         ack(h, session),
-        `transparent data${end > at ? ` type ${hex2(data[at]!)}` : ''} (vendor payload, not interpreted)`,
+        `transparent data${end > at ? ` type 0x${hex2(data[at]!)}` : ''} (vendor payload, not interpreted)`,
       );
     case MSG_ACCELERATION:
       return ignored(identity, ack(h, session), 'accelerometer samples (vendor 0x2070, not stored)');
