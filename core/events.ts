@@ -35,7 +35,14 @@ export const ALL_SCOPES: readonly Scope[] = [
 
 export interface CustomerCreated {
   type: 'CustomerCreated';
-  data: { customer_id: string; name: string; plan: Plan; created_at: number };
+  data: {
+    customer_id: string;
+    name: string;
+    plan: Plan;
+    /** Default overspeed threshold for the customer's devices; null: only devices with their own limit are checked. */
+    speed_limit_kmh?: number | null;
+    created_at: number;
+  };
 }
 
 export interface ApiKeyCreated {

@@ -12,6 +12,8 @@ export interface DeviceRow {
   group_id: string | null;
   driver_id: string | null;
   terminal_id: string | null;
+  /** Overspeed threshold of this device; null falls back to the customer's. */
+  speed_limit_kmh: number | null;
   status: DeviceStatus;
   protocol: string | null;
   connection_id: string | null;
@@ -33,6 +35,7 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
         group_id: e.data.group_id,
         driver_id: e.data.driver_id,
         terminal_id: e.data.terminal_id,
+        speed_limit_kmh: e.data.speed_limit_kmh ?? null,
         status: 'never_connected',
         protocol: null,
         connection_id: null,

@@ -8,7 +8,8 @@ export const tenantsProjection: Projection = {
   migrate(db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS customers (
-        customer_id TEXT PRIMARY KEY, name TEXT NOT NULL, plan TEXT NOT NULL, created_at INTEGER NOT NULL);
+        customer_id TEXT PRIMARY KEY, name TEXT NOT NULL, plan TEXT NOT NULL, speed_limit_kmh REAL,
+        created_at INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS api_keys (
         key_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, name TEXT NOT NULL, scopes TEXT NOT NULL,
         secret_sha256 TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, revoked_at INTEGER);
@@ -16,7 +17,7 @@ export const tenantsProjection: Projection = {
   },
   prepare(db: Database.Database) {
     const insertCustomer = db.prepare(
-      'INSERT OR REPLACE INTO customers (customer_id, name, plan, created_at) VALUES (?, ?, ?, ?)',
+      'INSERT OR REPLACE INTO customers (customer_id, name, plan, speed_limit_kmh, created_at) VALUES (?, ?, ?, ?, ?)',
     );
     const insertKey = db.prepare(
       `INSERT OR REPLACE INTO api_keys (key_id, customer_id, name, scopes, secret_sha256, created_at, revoked_at)
@@ -26,7 +27,7 @@ export const tenantsProjection: Projection = {
     return (e) => {
       switch (e.type) {
         case 'CustomerCreated':
-          insertCustomer.run(e.data.customer_id, e.data.name, e.data.plan, e.data.created_at);
+          insertCustomer.run(e.data.customer_id, e.data.name, e.data.plan, e.data.speed_limit_kmh ?? null, e.data.created_at);
           return;
         case 'ApiKeyCreated':
           insertKey.run(
