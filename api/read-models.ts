@@ -30,9 +30,9 @@ export class ReadModels {
       ),
       device: db.prepare('SELECT * FROM devices WHERE device_id = ? AND customer_id = ?'),
       latest: db.prepare('SELECT * FROM latest_positions WHERE device_id = ? AND customer_id = ?'),
-      latestAll: db.prepare(
+      latestPage: db.prepare(
         `SELECT p.*, d.name AS device_name FROM latest_positions p JOIN devices d ON d.device_id = p.device_id
-         WHERE p.customer_id = ? ORDER BY p.device_id`,
+         WHERE p.customer_id = ? AND p.device_id > ? ORDER BY p.device_id LIMIT ?`,
       ),
     };
   }
@@ -80,15 +80,18 @@ export class ReadModels {
     }));
   }
 
+  /** One page of latest positions in device id order, strictly after `afterId`. */
   latestPositions(
     customerId: string,
-    filter: { deviceIds: string[] | null; groupId: string | null },
+    filter: { deviceIds: string[] | null; groupId: string | null; afterId: string | null; limit: number },
   ): Array<LatestPositionRow & { device_name: string | null }> {
     if (!filter.deviceIds && !filter.groupId) {
-      return this.q.latestAll!.all(customerId) as Array<LatestPositionRow & { device_name: string | null }>;
+      return this.q.latestPage!.all(customerId, filter.afterId ?? '', filter.limit) as Array<
+        LatestPositionRow & { device_name: string | null }
+      >;
     }
-    const where = ['p.customer_id = ?'];
-    const args: unknown[] = [customerId];
+    const where = ['p.customer_id = ?', 'p.device_id > ?'];
+    const args: unknown[] = [customerId, filter.afterId ?? ''];
     if (filter.deviceIds) {
       where.push(`p.device_id IN (${filter.deviceIds.map(() => '?').join(', ')})`);
       args.push(...filter.deviceIds);
@@ -100,9 +103,9 @@ export class ReadModels {
     return this.db
       .prepare(
         `SELECT p.*, d.name AS device_name FROM latest_positions p JOIN devices d ON d.device_id = p.device_id
-         WHERE ${where.join(' AND ')} ORDER BY p.device_id`,
+         WHERE ${where.join(' AND ')} ORDER BY p.device_id LIMIT ?`,
       )
-      .all(...args) as Array<LatestPositionRow & { device_name: string | null }>;
+      .all(...args, filter.limit) as Array<LatestPositionRow & { device_name: string | null }>;
   }
 }
 

@@ -1,4 +1,4 @@
-/** Positions: the latest of every device. */
+/** Positions: the latest of every device (paginated by device id) and the history of one. */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiContext } from '../context.js';
@@ -22,13 +22,18 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     },
     async (request) => {
       const auth = authOf(request);
-      const deviceIds = request.query.device_id ? request.query.device_id.split(',').filter(Boolean) : null;
+      const q = request.query;
+      const deviceIds = q.device_id ? [...new Set(q.device_id.split(',').filter(Boolean))].sort() : null;
+      const filters = { device_id: deviceIds, group_id: q.group_id ?? null };
       const rows = ctx.readModels.latestPositions(auth.customerId, {
         deviceIds,
-        groupId: request.query.group_id ?? null,
+        groupId: q.group_id ?? null,
+        afterId: decodeCursor(q.cursor, filters),
+        limit: q.limit + 1,
       });
+      const result = page(rows, q.limit, (p) => p.device_id, filters);
       return {
-        data: rows.map((p) => ({
+        data: result.data.map((p) => ({
           device_id: p.device_id,
           device_name: p.device_name,
           lat: p.lat,
@@ -41,6 +46,7 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
           received_at: iso(p.received_at),
           ignition: p.ignition === null ? null : p.ignition === 1,
         })),
+        pagination: result.pagination,
       };
     },
   );

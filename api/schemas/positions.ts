@@ -19,12 +19,14 @@ export const LatestPositionsQuery = Type.Object(
   {
     device_id: Type.Optional(Type.String({ maxLength: 10_000, description: 'comma-separated device ids' })),
     group_id: Type.Optional(Type.String({ maxLength: 64 })),
+    limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
   },
   { additionalProperties: false },
 );
 export type LatestPositionsQuery = Static<typeof LatestPositionsQuery>;
 
-export const LatestPositionList = Type.Object({ data: Type.Array(LatestPosition) });
+export const LatestPositionList = Type.Object({ data: Type.Array(LatestPosition), pagination: Pagination });
 
 export const HistoryQuery = Type.Object(
   {

@@ -56,6 +56,49 @@ describe('GET /v1/positions/latest', () => {
     const device = await h.app.inject({ method: 'GET', url: `/v1/devices/${deviceId}`, headers });
     expect(device.json().latest_position).toMatchObject({ lat: 56.903, timestamp: '2026-11-20T08:00:03.000Z' });
   });
+
+  it('pages through the fleet by device id, a device added meanwhile showing up once', async () => {
+    const { apiKey, customerId } = await h.newCustomer();
+    const headers = { authorization: `Bearer ${apiKey}` };
+    const addDevice = async (n: number) => {
+      h.clock.advance(1000); // device ids sort by creation time
+      const res = await h.app.inject({
+        method: 'POST', url: '/v1/devices', headers, payload: { imei: imeiFrom(`3569380356400${n}`), model: 'FMB920', name: `Van ${n}` },
+      });
+      const id = res.json().id as string;
+      const r = await h.store.appendToStream(streams.telemetry(id), [
+        {
+          id: randomUuid(),
+          type: 'PositionRecorded',
+          data: {
+            device_id: id, customer_id: customerId, protocol: 'teltonika', fix_time: T0, received_at: T0, valid: true, lat: 50 + n, lng: 20,
+            speed_kmh: 0, heading_deg: 0, altitude_m: 0, satellites: 8, ignition: false, odometer_m: null, attributes: {},
+          },
+        },
+      ]);
+      await h.runner.waitFor(r.position);
+      return id;
+    };
+    const ids = [];
+    for (let n = 0; n < 5; n++) ids.push(await addDevice(n));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await h.app.inject({ method: 'GET', url: `/v1/positions/latest?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers });
+      expect(res.statusCode).toBe(200);
+      const body = res.json() as { data: Array<{ device_id: string }>; pagination: { next_cursor: string | null; has_more: boolean } };
+      expect(body.data.length).toBeLessThanOrEqual(2);
+      seen.push(...body.data.map((p) => p.device_id));
+      if (seen.length === 2) ids.push(await addDevice(5));
+      cursor = body.pagination.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual(ids);
+    const filtered = await h.app.inject({ method: 'GET', url: `/v1/positions/latest?device_id=${ids[3]},${ids[1]}&limit=1`, headers });
+    const next = filtered.json().pagination.next_cursor as string;
+    const mismatch = await h.app.inject({ method: 'GET', url: `/v1/positions/latest?limit=1&cursor=${next}`, headers });
+    expect(mismatch.statusCode).toBe(400);
+    expect(mismatch.json().code).toBe('cursor_mismatch');
+  });
 });
 
 describe('GET /v1/positions (history)', () => {
