@@ -1,5 +1,6 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] | decode */
+/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] | decode | api [--devices N] [--duration S] */
 import { parseArgs } from 'node:util';
+import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
 import { runIngestBench } from './ingest.js';
 
@@ -7,16 +8,17 @@ async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
-      devices: { type: 'string', default: '1000' },
-      duration: { type: 'string', default: '10' },
+      devices: { type: 'string' },
+      duration: { type: 'string' },
       'points-per-frame': { type: 'string', default: '1' },
     },
   });
-  const which = positionals.length > 0 ? positionals : ['decode', 'ingest'];
+  const which = positionals.length > 0 ? positionals : ['decode', 'ingest', 'api'];
   for (const name of which) {
     if (name === 'decode') runDecodeBench();
-    else if (name === 'ingest') await runIngestBench(Number(values.devices), Number(values.duration), Number(values['points-per-frame']));
-    else throw new Error(`unknown benchmark ${name}; try ingest or decode`);
+    else if (name === 'ingest') await runIngestBench(Number(values.devices ?? 1000), Number(values.duration ?? 10), Number(values['points-per-frame']));
+    else if (name === 'api') await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5));
+    else throw new Error(`unknown benchmark ${name}; try ingest, decode or api`);
   }
 }
 

@@ -1,0 +1,62 @@
+/**
+ * API throughput: autocannon against the real API (latest positions over a
+ * 10k-device fleet, position history) and, in the same run, against static
+ * Fastify routes answering bodies of the same sizes.
+ */
+import autocannon from 'autocannon';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ApiBenchTargets } from './api-server.js';
+
+const SERVER = fileURLToPath(new URL('./api-server.js', import.meta.url));
+
+interface Figure {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function load(url: string, headers: Record<string, string>, seconds: number): Promise<Figure> {
+  const result = await autocannon({ url, headers, connections: 10, duration: seconds });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+export async function runApiBench(devices = 10_000, seconds = 5): Promise<void> {
+  const child = fork(SERVER, [String(devices)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  try {
+    const targets = await new Promise<ApiBenchTargets>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const line = out.split('\n').find((l) => l.startsWith('{"targets"'));
+        if (line) resolve((JSON.parse(line) as { targets: ApiBenchTargets }).targets);
+      });
+      child.once('exit', (code) => reject(new Error(`api bench server exited with ${code}`)));
+    });
+    process.stdout.write(`api: ${devices.toLocaleString('en-US')} devices, autocannon 10 connections, ${seconds} s per target\n`);
+    for (const p of targets.paths) {
+      const reference = await load(`http://127.0.0.1:${targets.reference}${p.staticPath}`, {}, seconds);
+      const api = await load(`http://127.0.0.1:${targets.api}${p.path}`, { authorization: `Bearer ${targets.apiKey}` }, seconds);
+      const ratio = api.requestsPerSecond / reference.requestsPerSecond;
+      process.stdout.write(
+        `  ${p.name} (${p.bytes.toLocaleString('en-US')} B)\n` +
+          `    static route ${fmt(reference)}\n` +
+          `    api          ${fmt(api)}\n` +
+          `    api/static: ${(ratio * 100).toFixed(0)}% of req/s (target >= 50%), api p99 ${api.p99} ms (target < 20 ms)\n`,
+      );
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+function fmt(f: Figure): string {
+  return `${Math.round(f.requestsPerSecond).toLocaleString('en-US').padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms${f.errors ? `  errors ${f.errors}` : ''}`;
+}
