@@ -44,6 +44,7 @@ export class ProjectionRunner {
   private readonly applyBatch: (events: RecordedEvent[]) => void;
   private readonly outbox: { insert: Database.Statement; pending: Database.Statement; remove: Database.Statement };
   private outboxFlushing: Promise<void> | null = null;
+  private readonly appliedListeners = new Set<(events: readonly RecordedEvent[]) => void>();
 
   constructor(
     private readonly store: EventStore,
@@ -95,10 +96,12 @@ export class ProjectionRunner {
         }
       } catch (err) {
         this.log.error({ err }, 'outbox append failed; retrying on the next batch');
-      } finally {
-        this.outboxFlushing = null;
       }
-    })();
+    })().finally(() => {
+      // Cleared here, not inside the body: with an empty outbox the body ends before `??=` assigns,
+      // and a reset made there would be overwritten, leaving a settled promise that blocks every later flush.
+      this.outboxFlushing = null;
+    });
     return this.outboxFlushing;
   }
 
@@ -153,6 +156,7 @@ export class ProjectionRunner {
     this.applyBatch(batch);
     this.checkpoint = batch[batch.length - 1]!.position;
     void this.flushOutbox();
+    this.notifyApplied(batch);
     if (this.waiters.length > 0) {
       const cp = this.checkpoint;
       this.waiters = this.waiters.filter((w) => {
@@ -162,6 +166,27 @@ export class ProjectionRunner {
         }
         return true;
       });
+    }
+  }
+
+  /**
+   * Calls `listener` after each committed batch with its events (live feeds
+   * such as the API's event stream); the read models already include them.
+   * Returns the unsubscribe function.
+   */
+  onApplied(listener: (events: readonly RecordedEvent[]) => void): () => void {
+    this.appliedListeners.add(listener);
+    return () => this.appliedListeners.delete(listener);
+  }
+
+  private notifyApplied(batch: readonly RecordedEvent[]): void {
+    for (const listener of this.appliedListeners) {
+      try {
+        listener(batch);
+      } catch (err) {
+        // A failing listener must not stop the projections.
+        this.log.error({ err }, 'onApplied listener failed');
+      }
     }
   }
 
