@@ -18,7 +18,8 @@ export interface CreatedCustomer {
 export async function createCustomer(
   store: EventStore,
   clock: Clock,
-  input: { name: string; plan: Plan },
+  /** `speed_limit_kmh`: default overspeed threshold for the customer's devices (absent: none). */
+  input: { name: string; plan: Plan; speed_limit_kmh?: number | null },
 ): Promise<CreatedCustomer> {
   const now = clock.now();
   const customerId = newId('cus', now);
@@ -29,7 +30,13 @@ export async function createCustomer(
       {
         id: randomUuid(),
         type: 'CustomerCreated',
-        data: { customer_id: customerId, name: input.name, plan: input.plan, created_at: now },
+        data: {
+          customer_id: customerId,
+          name: input.name,
+          plan: input.plan,
+          speed_limit_kmh: input.speed_limit_kmh ?? null,
+          created_at: now,
+        },
       },
       key.event,
     ],

@@ -1,5 +1,134 @@
-/** Placeholder: filled in by its owner. */
+/** Events: the filtered list, one event with its context, and the feed in commit order. */
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiContext } from '../context.js';
+import { authOf } from '../plugins/auth.js';
+import { decodeCursor, encodeCursor, page } from '../pagination.js';
+import { ApiError, notFound } from '../problem.js';
+import { eventById, eventPage, feedPage } from '../queries/events.js';
+import { Problem } from '../schemas/common.js';
+import {
+  EventDetail,
+  EventIdParams,
+  EventList,
+  FeedList,
+  FeedQuery,
+  ListEventsQuery,
+  RAISED_KINDS,
+  eventDetail,
+  eventItem,
+  feedItem,
+} from '../schemas/events.js';
+import { parseTime } from '../time.js';
 
-export async function eventsRoutes(_app: FastifyInstance, _ctx: ApiContext): Promise<void> {}
+const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem };
+
+/** Distinct, sorted: the same filter always hashes to the same cursor. */
+function list(raw: string | undefined): string[] | null {
+  return raw === undefined ? null : [...new Set(raw.split(',').map((s) => s.trim()).filter(Boolean))].sort();
+}
+
+function badKind(part: string): ApiError {
+  return new ApiError(400, 'validation_failed', `kind "${part}" is neither a known kind nor a prefix.* of one (e.g. alarm.*).`, [
+    { pointer: '/query/kind', message: `unknown kind ${part}` },
+  ]);
+}
+
+/** Exact kinds and `prefix.*`, expanded to the exact kinds they match. */
+export function parseKinds(raw: string | undefined): string[] | null {
+  const parts = list(raw);
+  if (!parts) return null;
+  if (parts.length === 0) throw badKind('');
+  const kinds = new Set<string>();
+  for (const part of parts) {
+    const prefix = part === '*' ? '' : part.endsWith('.*') ? part.slice(0, -1) : null;
+    const matched = prefix === null ? RAISED_KINDS.filter((k) => k === part) : RAISED_KINDS.filter((k) => k.startsWith(prefix));
+    if (matched.length === 0) throw badKind(part);
+    for (const k of matched) kinds.add(k);
+  }
+  return [...kinds].sort();
+}
+
+function invalidCursor(): ApiError {
+  return new ApiError(400, 'invalid_cursor', 'The cursor is not one this API issued.', [{ pointer: '/query/cursor', message: 'is malformed' }]);
+}
+
+export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const db = ctx.readModels.db;
+
+  r.get(
+    '/v1/events',
+    { config: { scope: 'events:read' }, schema: { querystring: ListEventsQuery, response: { 200: EventList, ...errors } } },
+    async (request) => {
+      const auth = authOf(request);
+      const q = request.query;
+      const from = q.from === undefined ? null : parseTime(q.from, '/query/from');
+      const to = q.to === undefined ? null : parseTime(q.to, '/query/to');
+      if (from !== null && to !== null && to <= from) {
+        throw new ApiError(400, 'validation_failed', 'to must be after from', [{ pointer: '/query/to', message: 'must be after from' }]);
+      }
+      const filters = {
+        list: 'events',
+        device_id: list(q.device_id),
+        driver_id: list(q.driver_id),
+        kind: parseKinds(q.kind),
+        severity: list(q.severity),
+        from,
+        to,
+        order: q.order,
+      };
+      const key = decodeCursor(q.cursor, filters);
+      let after: { t: number; id: string } | null = null;
+      if (key !== null) {
+        const bar = key.indexOf('|');
+        const t = Number(key.slice(0, bar));
+        if (bar < 0 || !Number.isSafeInteger(t)) throw invalidCursor();
+        after = { t, id: key.slice(bar + 1) };
+      }
+      const rows = eventPage(db, auth.customerId, {
+        deviceIds: filters.device_id,
+        driverIds: filters.driver_id,
+        kinds: filters.kind,
+        severities: filters.severity,
+        from,
+        to,
+        order: q.order,
+        after,
+        limit: q.limit + 1,
+      });
+      const result = page(rows, q.limit, (e) => `${e.occurred_at}|${e.event_id}`, filters);
+      return { data: result.data.map(eventItem), pagination: result.pagination };
+    },
+  );
+
+  r.get(
+    '/v1/events/:id',
+    { config: { scope: 'events:read' }, schema: { params: EventIdParams, response: { 200: EventDetail, ...errors } } },
+    async (request) => {
+      const auth = authOf(request);
+      const row = eventById(db, auth.customerId, request.params.id);
+      if (!row) throw notFound('event', request.params.id);
+      return eventDetail(row);
+    },
+  );
+
+  r.get(
+    '/v1/feed',
+    { config: { scope: 'events:read' }, schema: { querystring: FeedQuery, response: { 200: FeedList, ...errors } } },
+    async (request) => {
+      const auth = authOf(request);
+      const q = request.query;
+      const filters = { list: 'feed' };
+      const key = decodeCursor(q.cursor, filters);
+      const afterSeq = key === null ? 0 : Number(key);
+      if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw invalidCursor();
+      const rows = feedPage(db, auth.customerId, afterSeq, q.limit + 1);
+      const hasMore = rows.length > q.limit;
+      const data = hasMore ? rows.slice(0, q.limit) : rows;
+      // A feed is polled: the cursor is never null, so a caught-up client keeps its place for the next poll.
+      const last = data.length > 0 ? data[data.length - 1]!.seq : afterSeq;
+      return { data: data.map(feedItem), pagination: { next_cursor: encodeCursor(String(last), filters), has_more: hasMore } };
+    },
+  );
+}

@@ -1,0 +1,114 @@
+/**
+ * The safety detector of one device as a pure function:
+ * (state, event, env) -> {state, raised}. It reads no clock and no database;
+ * the projection looks up `env` (driver and speed limit as the read models
+ * have them when the event is applied) and persists the state.
+ */
+import type { AlarmReported, DeviceDisconnected, PositionRecorded, StatusReported } from '../../core/events.js';
+import { raiseDeviceEvent, type RaiseInput } from '../device-events.js';
+import type { DerivedEvent } from '../projection.js';
+import { continuesStateAlarm, deviceAlarmDetection, enterReport, isStateAlarm } from './device-alarms.js';
+import { admit, dropHeld, releaseHeld } from './hold.js';
+import { stepSpeed, stepTurn, judgeSpeed, judgeTurn, type Detection } from './motion.js';
+import { stepOverspeed } from './overspeed.js';
+import type { DetectorState, Fix } from './state.js';
+import { tripOnFix, tripOnIgnitionOn } from './trip.js';
+
+export type DetectorEvent = { id: string } & (PositionRecorded | AlarmReported | StatusReported | DeviceDisconnected);
+
+export interface DetectorEnv {
+  /** The device's driver now (the read model is updated before detectors see the event). */
+  driverId: string | null;
+  /** Effective speed limit (device, else customer), or null: no overspeed check. */
+  limitKmh: number | null;
+}
+
+export interface DetectResult {
+  state: DetectorState;
+  raised: DerivedEvent[];
+}
+
+export function detect(state: DetectorState, e: DetectorEvent, env: DetectorEnv): DetectResult {
+  switch (e.type) {
+    case 'PositionRecorded':
+      return onFix(state, e.id, e.data, env);
+    case 'AlarmReported':
+      return onAlarm(state, e.id, e.data, env);
+    case 'StatusReported':
+      return release({ ...state, clock: Math.max(state.clock, e.data.at), reports: enterReport(state.reports, e.data.at) });
+    case 'DeviceDisconnected':
+      return onDisconnect(state, e.data, env);
+  }
+}
+
+type Ids = Pick<RaiseInput, 'customerId' | 'deviceId' | 'driverId'>;
+
+function toInput(d: Detection, ids: Ids, source: 'device' | 'server'): RaiseInput {
+  return { ...ids, kind: d.kind, cause: d.cause, occurredAt: d.occurredAt, source, position: d.position, fields: d.fields, context: d.context };
+}
+
+function hold(state: DetectorState, detections: Array<Detection | null>, ids: Ids): DetectorState {
+  let s = state;
+  for (const d of detections) if (d) s = admit(s, { kind: d.kind, from: d.from, to: d.to, input: toInput(d, ids, 'server') });
+  return s;
+}
+
+function release(state: DetectorState, all = false, first: DerivedEvent[] = []): DetectResult {
+  const { held, released } = releaseHeld(state.held, state.clock, all);
+  return { state: { ...state, held }, raised: [...released.map((h) => raiseDeviceEvent(h.input)), ...first] };
+}
+
+function onFix(state: DetectorState, id: string, d: PositionRecorded['data'], env: DetectorEnv): DetectResult {
+  const s: DetectorState = { ...state, reports: enterReport(state.reports, d.fix_time) };
+  // Invalid fixes (whose clock may be off too) and late ones (not newer than the last processed) detect nothing.
+  if (!d.valid || (state.last_fix && d.fix_time <= state.last_fix.t)) return release(s);
+  s.clock = Math.max(state.clock, d.fix_time);
+  const cur: Fix = { id, t: d.fix_time, lat: d.lat, lng: d.lng, speed: d.speed_kmh, heading: d.heading_deg };
+  const prev = state.last_fix;
+  const speed = stepSpeed(state.speed_episode, prev, cur);
+  const turn = stepTurn(state.turn_episode, prev, cur);
+  const over = stepOverspeed(state.overspeed_armed, cur, env.limitKmh);
+  const ids = { customerId: d.customer_id, deviceId: d.device_id, driverId: env.driverId };
+  const next: DetectorState = {
+    ...s,
+    last_fix: cur,
+    speed_episode: speed.episode,
+    turn_episode: turn.episode,
+    overspeed_armed: over.armed,
+    trip: tripOnFix(state.trip, prev, cur, d.ignition, d.odometer_m),
+  };
+  return release(hold(next, [speed.detection, turn.detection, over.detection], ids));
+}
+
+function onAlarm(state: DetectorState, id: string, d: AlarmReported['data'], env: DetectorEnv): DetectResult {
+  const kind = d.kind;
+  const at = d.occurred_at;
+  let reports = state.reports;
+  let repeated = false;
+  if (isStateAlarm(d)) {
+    reports = enterReport(reports, at);
+    repeated = continuesStateAlarm(reports, kind, at);
+    reports = { ...reports, cur: { t: at, kinds: [...reports.cur!.kinds, kind] } };
+  }
+  const entry = repeated ? null : deviceAlarmDetection(id, d, state, env.limitKmh);
+  let trip = state.trip;
+  if (kind === 'event.ignition_on') trip = tripOnIgnitionOn(trip, at);
+  if (kind === 'event.ignition_off' && trip && trip.started_at <= at) trip = null;
+  const s: DetectorState = {
+    ...state,
+    clock: Math.max(state.clock, at),
+    device_reported: { ...state.device_reported, [kind]: Math.max(state.device_reported[kind] ?? at, at) },
+    reports,
+    held: dropHeld(state.held, kind, at),
+    trip,
+  };
+  const ids = { customerId: d.customer_id, deviceId: d.device_id, driverId: env.driverId };
+  return release(s, false, entry ? [raiseDeviceEvent(toInput(entry, ids, 'device'))] : []);
+}
+
+/** The device went away: episodes end where they are and nothing more is waited for. */
+function onDisconnect(state: DetectorState, d: DeviceDisconnected['data'], env: DetectorEnv): DetectResult {
+  const ids = { customerId: d.customer_id, deviceId: d.device_id, driverId: env.driverId };
+  const closing = [state.speed_episode ? judgeSpeed(state.speed_episode) : null, state.turn_episode ? judgeTurn(state.turn_episode) : null];
+  return release(hold({ ...state, speed_episode: null, turn_episode: null }, closing, ids), true);
+}
