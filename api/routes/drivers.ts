@@ -1,5 +1,146 @@
-/** Placeholder: filled in by its owner. */
+/** Drivers: create, list and read (with current score and vehicle), daily score history. */
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { newId, randomUuid } from '../../core/ids.js';
+import { streams } from '../../core/streams.js';
+import { addDays, dayOf, daysBetween } from '../../projections/driver-scores/days.js';
+import { scoreOf } from '../../projections/driver-scores/score.js';
 import type { ApiContext } from '../context.js';
+import { KeyedLock } from '../keyed-lock.js';
+import { decodeCursor, page } from '../pagination.js';
+import { authOf } from '../plugins/auth.js';
+import { ApiError, notFound } from '../problem.js';
+import { currentTotals, dailyTotals } from '../queries/driver-scores.js';
+import { currentVehicles, driverByExternalId, driverById, driverPage, type DriverRow } from '../queries/drivers.js';
+import { Problem } from '../schemas/common.js';
+import {
+  CreateDriverBody,
+  Driver,
+  DriverList,
+  DriverParams,
+  DriverScoreHistory,
+  ListDriversQuery,
+  ScoreQuery,
+  driverBody,
+} from '../schemas/drivers.js';
 
-export async function driversRoutes(_app: FastifyInstance, _ctx: ApiContext): Promise<void> {}
+const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem };
+
+/** Longest score history one request may ask for. */
+export const MAX_SCORE_DAYS = 92;
+const DEFAULT_SCORE_DAYS = 7;
+
+export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const db = ctx.readModels.db;
+  const externalIds = new KeyedLock();
+
+  /** List items: one query each for vehicles and scores of the whole page. */
+  const items = (customerId: string, rows: DriverRow[]) => {
+    const ids = rows.map((d) => d.driver_id);
+    const vehicles = currentVehicles(db, customerId, ids);
+    const totals = currentTotals(db, customerId, ids);
+    return rows.map((d) => {
+      const t = totals.get(d.driver_id);
+      return driverBody(d, t ? scoreOf(t) : null, vehicles.get(d.driver_id) ?? null);
+    });
+  };
+
+  r.post(
+    '/v1/drivers',
+    { config: { scope: 'drivers:write' }, schema: { body: CreateDriverBody, response: { 201: Driver, ...errors } } },
+    async (request, reply) => {
+      const auth = authOf(request);
+      const body = request.body;
+      const externalId = body.external_id ?? null;
+      const create = async () => {
+        if (externalId !== null && driverByExternalId(db, auth.customerId, externalId)) {
+          throw new ApiError(409, 'external_id_taken', `A driver with external_id ${JSON.stringify(externalId)} already exists.`, [
+            { pointer: '/body/external_id', message: 'is already used by another driver' },
+          ]);
+        }
+        const now = ctx.clock.now();
+        const id = newId('drv', now);
+        const result = await ctx.store.appendToStream(
+          streams.driver(id),
+          [{ id: randomUuid(), type: 'DriverCreated', data: { driver_id: id, customer_id: auth.customerId, name: body.name, external_id: externalId, created_at: now } }],
+          { expectedRevision: 'no_stream' },
+        );
+        // Inside the lock: the next creation with this external_id must see this one in the read model.
+        await ctx.waitFor(result.position);
+        return id;
+      };
+      const id = externalId === null ? await create() : await externalIds.run(`${auth.customerId}\u0000${externalId}`, create);
+      const row = driverById(db, auth.customerId, id);
+      if (!row) throw new Error(`driver ${id} missing from read model after creation`);
+      return reply.status(201).header('Location', `/v1/drivers/${id}`).send(items(auth.customerId, [row])[0]!);
+    },
+  );
+
+  r.get(
+    '/v1/drivers',
+    { config: { scope: 'drivers:read' }, schema: { querystring: ListDriversQuery, response: { 200: DriverList, ...errors } } },
+    async (request) => {
+      const auth = authOf(request);
+      const q = request.query;
+      const filters = {};
+      const rows = driverPage(db, auth.customerId, decodeCursor(q.cursor, filters), q.limit + 1);
+      const result = page(rows, q.limit, (d) => d.driver_id, filters);
+      return { data: items(auth.customerId, result.data), pagination: result.pagination };
+    },
+  );
+
+  r.get(
+    '/v1/drivers/:id',
+    { config: { scope: 'drivers:read' }, schema: { params: DriverParams, response: { 200: Driver, ...errors } } },
+    async (request) => {
+      const auth = authOf(request);
+      const row = driverById(db, auth.customerId, request.params.id);
+      if (!row) throw notFound('driver', request.params.id);
+      return items(auth.customerId, [row])[0]!;
+    },
+  );
+
+  r.get(
+    '/v1/drivers/:id/score',
+    {
+      config: { scope: 'drivers:read' },
+      schema: { params: DriverParams, querystring: ScoreQuery, response: { 200: DriverScoreHistory, ...errors } },
+    },
+    async (request) => {
+      const auth = authOf(request);
+      const q = request.query;
+      const to = q.to === undefined ? addDays(dayOf(ctx.clock.now()), 1) : checkDate(q.to, '/query/to');
+      const from = q.from === undefined ? addDays(to, -DEFAULT_SCORE_DAYS) : checkDate(q.from, '/query/from');
+      if (to <= from) {
+        throw new ApiError(400, 'validation_failed', 'to must be after from (to is exclusive)', [
+          { pointer: '/query/to', message: 'must be after from' },
+        ]);
+      }
+      if (from < addDays(to, -MAX_SCORE_DAYS)) {
+        throw new ApiError(400, 'range_too_large', `from..to may span at most ${MAX_SCORE_DAYS} days.`, [
+          { pointer: '/query/from', message: `more than ${MAX_SCORE_DAYS} days before to` },
+        ]);
+      }
+      const driver = driverById(db, auth.customerId, request.params.id);
+      if (!driver) throw notFound('driver', request.params.id);
+      const totals = dailyTotals(db, driver.driver_id, from, to);
+      const empty = { distance_m: 0, driving_ms: 0, overspeed_ms: 0, counts: {} };
+      return {
+        driver_id: driver.driver_id,
+        from,
+        to,
+        data: daysBetween(from, to).map((date) => ({ date, ...scoreOf(totals.get(date) ?? empty) })),
+      };
+    },
+  );
+}
+
+/** A real calendar day (the schema only checked the YYYY-MM-DD shape). */
+function checkDate(value: string, pointer: string): string {
+  const ms = Date.parse(`${value}T00:00:00Z`);
+  if (Number.isNaN(ms) || dayOf(ms) !== value) {
+    throw new ApiError(400, 'validation_failed', `${pointer} must be a calendar date YYYY-MM-DD`, [{ pointer, message: 'is not a calendar date' }]);
+  }
+  return value;
+}

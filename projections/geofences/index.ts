@@ -1,10 +1,146 @@
-/** Placeholder: filled in by its owner. */
-import type { Projection } from '../projection.js';
+/**
+ * Geofences: the read model the API lists, and the crossing detector. Each
+ * valid fix newer than the device's last processed one is tested against the
+ * customer's geofences (R-tree + exact test, see customer-fences.ts) and the
+ * difference with the device's previous set becomes `geofence.enter` /
+ * `geofence.exit` events, raised with ids derived from the fix event, the
+ * geofence and the direction, so a replay derives the same ids and appends
+ * nothing new.
+ */
+import type Database from 'better-sqlite3';
+import type { GeofenceCreated, PositionRecorded } from '../../core/events.js';
+import type { RecordedEvent } from '../../core/event-store/port.js';
+import { raiseDeviceEvent } from '../device-events.js';
+import type { DerivedEvent, Projection } from '../projection.js';
+import { CustomerFences } from './customer-fences.js';
+import { compileFence } from './geofence-index.js';
+import { stepPresence, type Crossing, type Presence } from './presence.js';
+
+export { GeofenceIndex, compileFence, fenceContains, type Fence } from './geofence-index.js';
+
+export interface GeofenceRow {
+  geofence_id: string;
+  customer_id: string;
+  name: string;
+  shape: 'polygon' | 'circle';
+  /** GeoJSON Polygon as JSON text. */
+  geometry: string;
+  center_lat: number | null;
+  center_lng: number | null;
+  radius_m: number | null;
+  created_at: number;
+}
 
 export const geofencesProjection: Projection = {
   name: 'geofences',
-  migrate() {},
-  prepare() {
-    return () => {};
+  migrate(db) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS geofences (
+        geofence_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, name TEXT NOT NULL, shape TEXT NOT NULL,
+        geometry TEXT NOT NULL, center_lat REAL, center_lng REAL, radius_m REAL, created_at INTEGER NOT NULL);
+      CREATE INDEX IF NOT EXISTS geofences_by_customer ON geofences (customer_id, geofence_id);
+      CREATE TABLE IF NOT EXISTS geofence_presence (
+        device_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, last_fix_time INTEGER NOT NULL, inside TEXT NOT NULL);`);
+  },
+  prepare(db: Database.Database) {
+    const q = {
+      insert: db.prepare(
+        `INSERT OR REPLACE INTO geofences (geofence_id, customer_id, name, shape, geometry, center_lat, center_lng, radius_m, created_at)
+         VALUES (@geofence_id, @customer_id, @name, @shape, @geometry, @center_lat, @center_lng, @radius_m, @created_at)`,
+      ),
+      remove: db.prepare('DELETE FROM geofences WHERE geofence_id = ? AND customer_id = ?'),
+      ofCustomer: db.prepare('SELECT geofence_id, name, geometry FROM geofences WHERE customer_id = ? ORDER BY geofence_id'),
+      presence: db.prepare('SELECT last_fix_time, inside FROM geofence_presence WHERE device_id = ?'),
+      putPresence: db.prepare(
+        `INSERT INTO geofence_presence (device_id, customer_id, last_fix_time, inside) VALUES (?, ?, ?, ?)
+         ON CONFLICT(device_id) DO UPDATE SET last_fix_time = excluded.last_fix_time, inside = excluded.inside`,
+      ),
+      driverOf: db.prepare('SELECT driver_id FROM devices WHERE device_id = ?').pluck(),
+    };
+
+    // Per customer, built from the table on first use and kept in step with it afterwards.
+    const cache = new Map<string, CustomerFences>();
+    const fencesOf = (customerId: string): CustomerFences => {
+      let set = cache.get(customerId);
+      if (!set) {
+        const rows = q.ofCustomer.all(customerId) as Array<{ geofence_id: string; name: string; geometry: string }>;
+        set = new CustomerFences(
+          rows.map((r) => compileFence(r.geofence_id, r.name, (JSON.parse(r.geometry) as GeofenceCreated['data']['geometry']).coordinates)),
+        );
+        cache.set(customerId, set);
+      }
+      return set;
+    };
+
+    const onFix = (e: RecordedEvent<PositionRecorded>): DerivedEvent[] | void => {
+      const d = e.data;
+      if (!d.valid || !Number.isFinite(d.lat) || !Number.isFinite(d.lng)) return;
+      const row = q.presence.get(d.device_id) as { last_fix_time: number; inside: string } | undefined;
+      const before: Presence | null = row ? { last_fix_time: row.last_fix_time, inside: JSON.parse(row.inside) as Presence['inside'] } : null;
+      const fences = fencesOf(d.customer_id);
+      const step = stepPresence(before, d.fix_time, () => fences.containing(d.lat, d.lng), (id) => fences.get(id) !== undefined);
+      if (!step) return;
+      q.putPresence.run(d.device_id, d.customer_id, step.presence.last_fix_time, JSON.stringify(step.presence.inside));
+      if (step.crossings.length === 0) return;
+      const driverId = (q.driverOf.get(d.device_id) as string | null | undefined) ?? null;
+      return step.crossings.map((c) => crossingEvent(e, c, fences.get(c.geofence_id)!.name, driverId, before?.inside[c.geofence_id]));
+    };
+
+    return (e) => {
+      switch (e.type) {
+        case 'GeofenceCreated': {
+          const g = e.data;
+          q.insert.run({
+            geofence_id: g.geofence_id,
+            customer_id: g.customer_id,
+            name: g.name,
+            shape: g.shape,
+            geometry: JSON.stringify(g.geometry),
+            center_lat: g.center?.lat ?? null,
+            center_lng: g.center?.lng ?? null,
+            radius_m: g.radius_m,
+            created_at: g.created_at,
+          });
+          cache.get(g.customer_id)?.add(compileFence(g.geofence_id, g.name, g.geometry.coordinates));
+          return;
+        }
+        case 'GeofenceDeleted':
+          // Ids are never reused, so dropping the row is "404 forever"; device sets forget it on their next fix.
+          q.remove.run(e.data.geofence_id, e.data.customer_id);
+          cache.get(e.data.customer_id)?.remove(e.data.geofence_id);
+          return;
+        case 'PositionRecorded':
+          return onFix(e as RecordedEvent<PositionRecorded>);
+        default:
+          return;
+      }
+    };
   },
 };
+
+function crossingEvent(
+  e: RecordedEvent<PositionRecorded>,
+  c: Crossing,
+  geofenceName: string,
+  driverId: string | null,
+  enteredAt: number | undefined,
+): DerivedEvent {
+  const d = e.data;
+  const exit = c.direction === 'exit';
+  return raiseDeviceEvent({
+    kind: exit ? 'geofence.exit' : 'geofence.enter',
+    cause: `geofence:${c.geofence_id}:${e.id}:${c.direction}`,
+    customerId: d.customer_id,
+    deviceId: d.device_id,
+    driverId,
+    occurredAt: d.fix_time,
+    source: 'server',
+    position: { lat: d.lat, lng: d.lng, speed_kmh: d.speed_kmh, heading_deg: d.heading_deg, timestamp: d.fix_time },
+    fields: {
+      geofence_id: c.geofence_id,
+      geofence_name: geofenceName,
+      ...(exit ? { dwell_s: Math.round((c.dwell_ms ?? 0) / 1000) } : {}),
+    },
+    context: { rule: 'geofence_crossing', fix_event_id: e.id, ...(exit && enteredAt !== undefined ? { entered_at: enteredAt } : {}) },
+  });
+}
