@@ -5,7 +5,7 @@
  * the embedded store). Also the `fleet` command line:
  *
  *   fleet [start] [--roles gateway,projections,api]
- *   fleet customer create --name NAME --plan free|pro|enterprise [--json]
+ *   fleet customer create --name NAME --plan free|pro|enterprise [--speed-limit-kmh N] [--json]
  */
 import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { buildApp } from './api/app.js';
 import { listen, stopApi } from './api/server.js';
 import { systemClock } from './core/clock.js';
 import { ALL_ROLES, ConfigError, loadConfig, type Config, type Role } from './core/config.js';
+import { countAppends } from './core/event-store/counting.js';
 import { openEventStore } from './core/event-store/open.js';
 import type { EventStore } from './core/event-store/port.js';
 import type { Plan } from './core/events.js';
@@ -24,6 +25,7 @@ import { PLANS, createCustomer } from './core/tenants.js';
 import { protocols } from './gateway/protocols/index.js';
 import { Gateway } from './gateway/server.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from './projections/index.js';
+import { runnerView } from './projections/view.js';
 
 export interface RunningPlatform {
   ports: { http: number | null; teltonika: number | null; gt06: number | null; jt808: number | null };
@@ -36,7 +38,8 @@ export interface RunningPlatform {
 /** Starts the asked roles; resolves once every listener is up. */
 export async function startPlatform(config: Config, roles: readonly Role[], log: Logger): Promise<RunningPlatform> {
   const clock = systemClock;
-  const store = await openEventStore(config.store, clock);
+  // Every role appends through the counted store, so /metrics sees the process's appends.
+  const { store, counts: appendCounts } = countAppends(await openEventStore(config.store, clock));
   let runner: ProjectionRunner | null = null;
   let gateway: Gateway | null = null;
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
@@ -56,6 +59,25 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           readModels: new ReadModels(db),
           waitFor: (p) => r.waitFor(p),
           catchUp: () => r.catchUp(),
+          projections: runnerView(r, store, clock),
+          metrics: {
+            storeAppends: () => appendCounts,
+            // The gateway starts after the API (below); until then, and without that role, there is nothing to report.
+            ...(roles.includes('gateway')
+              ? {
+                  gateway: () => {
+                    const s = gateway?.stats;
+                    return {
+                      framesAccepted: s?.framesAccepted ?? 0,
+                      framesRefused: s?.framesRefused ?? 0,
+                      recordsStored: s?.recordsStored ?? 0,
+                      connectionsAccepted: s?.connections ?? 0,
+                      openConnections: gateway?.openConnections ?? 0,
+                    };
+                  },
+                }
+              : {}),
+          },
         },
         log.child({ role: 'api' }),
       );
@@ -145,14 +167,22 @@ async function commandStart(args: string[]): Promise<void> {
 async function commandCustomerCreate(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { name: { type: 'string' }, plan: { type: 'string', default: 'free' }, json: { type: 'boolean', default: false } },
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string', default: 'free' },
+      'speed-limit-kmh': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
   });
   if (!values.name) throw new ConfigError('customer create needs --name NAME');
   if (!PLANS.includes(values.plan as Plan)) throw new ConfigError(`--plan must be one of ${PLANS.join(', ')}`);
+  const rawLimit = values['speed-limit-kmh'];
+  const speedLimit = rawLimit === undefined ? null : Number(rawLimit);
+  if (speedLimit !== null && !(speedLimit >= 1 && speedLimit <= 300)) throw new ConfigError('--speed-limit-kmh must be a number from 1 to 300');
   const config = loadConfig();
   const store = await openEventStore(config.store, systemClock);
   try {
-    const created = await createCustomer(store, systemClock, { name: values.name, plan: values.plan as Plan });
+    const created = await createCustomer(store, systemClock, { name: values.name, plan: values.plan as Plan, speed_limit_kmh: speedLimit });
     const out = { customer_id: created.customer_id, api_key: created.api_key };
     process.stdout.write(
       values.json ? JSON.stringify(out) + '\n' : `customer ${out.customer_id}\napi key  ${out.api_key}  (shown once: keep it)\n`,
@@ -171,7 +201,7 @@ function parseRoles(raw: string | undefined): Role[] {
 
 const USAGE = `usage:
   fleet [start] [--roles gateway,projections,api]
-  fleet customer create --name NAME --plan free|pro|enterprise [--json]
+  fleet customer create --name NAME --plan free|pro|enterprise [--speed-limit-kmh N] [--json]
 `;
 
 export async function cli(argv: string[]): Promise<void> {

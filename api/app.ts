@@ -1,13 +1,34 @@
 /**
- * The Fastify application as a plugin-style builder: errors, auth, routes.
- * api/server.ts owns listening and shutdown.
+ * The Fastify application as a plugin-style builder: errors, metrics, auth,
+ * rate limits, the OpenAPI document, routes. api/server.ts owns listening and
+ * shutdown.
+ *
+ * Route documentation convention (the OpenAPI document is built from it):
+ * - `schema.tags`: one tag naming the resource, from TAGS in
+ *   api/plugins/openapi.ts ('Devices', 'API keys', ...).
+ * - `schema.summary`: a short imperative sentence ("List devices").
+ * - `schema.operationId`: camelCase verb + resource: `list<Things>` (GET
+ *   collection), `get<Thing>` (GET one), `create<Thing>` (POST collection),
+ *   `update<Thing>` (PATCH), `delete<Thing>` (DELETE), or a verb of its own for
+ *   actions (`revokeApiKey`, `issueOAuthToken`, `rotateWebhookSecret`).
+ * - `config.scope`: the scope the route needs (an array: any one of them);
+ *   none makes it public. Security requirements, the 429 response and the
+ *   rate-limit headers are derived from it; errors are documented as
+ *   application/problem+json.
+ * Missing tags, summaries and operationIds get derived fallbacks so the
+ * document stays valid, but a route should state its own.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/logger.js';
-import type { ApiContext } from './context.js';
-import { registerAuth } from './plugins/auth.js';
+import { settingsOf, type ApiContext } from './context.js';
+import { CredentialQueries } from './credential-queries.js';
+import { KeyUsageRecorder } from './key-usage.js';
+import { createMetrics } from './metrics.js';
+import { registerAuthentication, registerScopeCheck } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
+import { registerOpenApi } from './plugins/openapi.js';
+import { registerRateLimit } from './plugins/rate-limit.js';
 import { apiKeysRoutes } from './routes/api-keys.js';
 import { deviceRoutes } from './routes/devices.js';
 import { driversRoutes } from './routes/drivers.js';
@@ -22,7 +43,15 @@ import { streamRoutes } from './routes/stream.js';
 /** Request bodies above this are refused with 413 (geofence polygons are the largest legitimate ones). */
 export const BODY_LIMIT_BYTES = 256 * 1024;
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** API key `last_used_at` bookkeeping (flushed on close; tests flush it by hand). */
+    keyUsage: KeyUsageRecorder;
+  }
+}
+
 export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyInstance> {
+  const settings = settingsOf(ctx);
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     // Per-request lines would drown the gateway's logs; errors are still logged by the error handler.
@@ -32,16 +61,35 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: true } },
   });
   registerErrorHandling(app);
-  registerAuth(app, ctx.readModels, ctx.catchUp);
+  const metrics = createMetrics(app, ctx.projections, ctx.metrics);
+
+  const keyUsage = new KeyUsageRecorder(ctx.store, log, settings.keyUsageFlushMs);
+  keyUsage.start();
+  app.decorate('keyUsage', keyUsage);
+  app.addHook('onClose', async () => keyUsage.stop());
+
+  // Order matters: who you are, then your tenant's budget, then what you may do.
+  registerAuthentication(app, {
+    readModels: ctx.readModels,
+    credentials: new CredentialQueries(ctx.readModels.db),
+    clock: ctx.clock,
+    keyUsage,
+    catchUp: ctx.catchUp,
+  });
+  registerRateLimit(app, ctx.clock, settings.rateLimits);
+  registerScopeCheck(app);
+
+  // Before every route: the document only contains routes added after it.
+  await registerOpenApi(app, settings.publicUrl);
   await healthRoutes(app);
+  await opsRoutes(app, ctx, metrics);
   await deviceRoutes(app, ctx);
   await positionRoutes(app, ctx);
   await eventsRoutes(app, ctx);
   await geofencesRoutes(app, ctx);
   await driversRoutes(app, ctx);
-  await apiKeysRoutes(app, ctx);
+  await apiKeysRoutes(app, ctx, keyUsage);
   await oauthRoutes(app, ctx);
   await streamRoutes(app, ctx);
-  await opsRoutes(app, ctx);
   return app;
 }

@@ -1,6 +1,8 @@
 /** What routes need from the rest of the system, injected by api/app.ts. */
 import type { Clock } from '../core/clock.js';
-import type { EventStore, LogPosition } from '../core/event-store/port.js';
+import type { EventStore, LogPosition, RecordedEvent } from '../core/event-store/port.js';
+import type { Plan } from '../core/events.js';
+import type { ProjectionLag } from '../projections/lag.js';
 import type { ReadModels } from './read-models.js';
 
 export interface ApiContext {
@@ -10,4 +12,59 @@ export interface ApiContext {
   /** Resolves once the read models include the event at `position` (read-your-writes after a command). */
   waitFor(position: LogPosition): Promise<void>;
   catchUp(): Promise<void>;
+  /** The projection runner as the API sees it (live stream, readiness, metrics). */
+  projections: ProjectionsView;
+  /** Counters of the other roles running in this process, for /metrics; absent when they run elsewhere. */
+  metrics?: MetricsSources;
+  settings?: Partial<ApiSettings>;
+}
+
+export interface ProjectionsView {
+  /** The last log position the read models include. */
+  position(): LogPosition | null;
+  /** `listener` gets every committed batch, after the read models include it; returns the unsubscribe function. */
+  onApplied(listener: (events: readonly RecordedEvent[]) => void): () => void;
+  lag(): Promise<ProjectionLag>;
+}
+
+export interface MetricsSources {
+  gateway?: () => {
+    framesAccepted: number;
+    framesRefused: number;
+    recordsStored: number;
+    connectionsAccepted: number;
+    openConnections: number;
+  };
+  storeAppends?: () => { appends: number; events: number; failures: number };
+}
+
+/** A token bucket: `burst` requests at once, refilled at `perMinute` spread evenly. */
+export interface RateLimit {
+  perMinute: number;
+  burst: number;
+}
+
+export interface ApiSettings {
+  /** Per-plan defaults (api/plugins/rate-limit.ts) and per-tenant overrides (enterprise agreements). */
+  rateLimits: { plans?: Partial<Record<Plan, RateLimit>>; tenants?: Record<string, RateLimit> };
+  /** How often API key `last_used_at` values are flushed to the store. */
+  keyUsageFlushMs: number;
+  /** Interval of SSE keep-alive comments on /v1/stream. */
+  streamKeepAliveMs: number;
+  /** /readyz fails when the oldest event the read models lack is older than this. */
+  readyMaxLagS: number;
+  /** The base URL the OpenAPI document names as its server. */
+  publicUrl: string;
+}
+
+export const DEFAULT_SETTINGS: ApiSettings = {
+  rateLimits: {},
+  keyUsageFlushMs: 60_000,
+  streamKeepAliveMs: 15_000,
+  readyMaxLagS: 30,
+  publicUrl: 'http://localhost:3000',
+};
+
+export function settingsOf(ctx: ApiContext): ApiSettings {
+  return { ...DEFAULT_SETTINGS, ...ctx.settings };
 }

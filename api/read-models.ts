@@ -18,6 +18,8 @@ export interface ApiKeyRow {
 
 export interface DeviceWithPosition extends DeviceRow {
   position: LatestPositionRow | null;
+  /** Name of the linked driver (drivers read model), when there is one. */
+  driver_name?: string | null;
 }
 
 export class ReadModels {
@@ -28,7 +30,11 @@ export class ReadModels {
       keyByHash: db.prepare(
         `SELECT k.*, c.plan FROM api_keys k JOIN customers c ON c.customer_id = k.customer_id WHERE k.secret_sha256 = ?`,
       ),
-      device: db.prepare('SELECT * FROM devices WHERE device_id = ? AND customer_id = ?'),
+      device: db.prepare(
+        `SELECT d.*, dr.name AS driver_name FROM devices d
+         LEFT JOIN drivers dr ON dr.driver_id = d.driver_id AND dr.customer_id = d.customer_id
+         WHERE d.device_id = ? AND d.customer_id = ?`,
+      ),
       latest: db.prepare('SELECT * FROM latest_positions WHERE device_id = ? AND customer_id = ?'),
       latestPage: db.prepare(
         `SELECT p.*, d.name AS device_name FROM latest_positions p JOIN devices d ON d.device_id = p.device_id
@@ -70,7 +76,8 @@ export class ReadModels {
     }
     const rows = this.db
       .prepare(
-        `SELECT d.*, p.lat AS p_lat FROM devices d LEFT JOIN latest_positions p ON p.device_id = d.device_id
+        `SELECT d.*, p.lat AS p_lat, dr.name AS driver_name FROM devices d LEFT JOIN latest_positions p ON p.device_id = d.device_id
+         LEFT JOIN drivers dr ON dr.driver_id = d.driver_id AND dr.customer_id = d.customer_id
          WHERE ${where.join(' AND ')} ORDER BY d.device_id LIMIT ?`,
       )
       .all(...args, filter.limit) as DeviceRow[];

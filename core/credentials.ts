@@ -6,6 +6,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'fleet_key_';
+/** OAuth client secrets and the access tokens issued for them: their own prefixes, so a bearer credential's kind is known before any lookup. */
+export const OAUTH_CLIENT_SECRET_PREFIX = 'fleet_cs_';
+export const OAUTH_TOKEN_PREFIX = 'fleet_at_';
 
 export function generateSecret(prefix: string): string {
   return prefix + randomBytes(24).toString('base64url');

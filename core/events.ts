@@ -64,6 +64,16 @@ export interface ApiKeyRevoked {
 }
 
 /**
+ * When keys were last used, coalesced by the API (one event per tenant per
+ * flush interval, not one per request), so `last_used_at` is accurate to
+ * that interval and shared by every API node.
+ */
+export interface ApiKeysUsed {
+  type: 'ApiKeysUsed';
+  data: { customer_id: string; keys: Array<{ key_id: string; last_used_at: number }> };
+}
+
+/**
  * Claims an IMEI (stream `imei-{imei}`) or a JT/T 808 terminal number (stream
  * `terminal-{digits}`) so two tenants can never register the same unit. It
  * carries what the gateway needs to bind a connection, so a login costs one
@@ -273,6 +283,7 @@ export type DomainEvent =
   | CustomerCreated
   | ApiKeyCreated
   | ApiKeyRevoked
+  | ApiKeysUsed
   | OAuthClientCreated
   | OAuthClientDeleted
   | OAuthTokenIssued

@@ -1,17 +1,27 @@
 /**
- * Bearer authentication with API keys, and scope checks. Only SHA-256 hashes
- * are stored; the lookup is by hash and the final comparison constant-time.
- * A route names the scope it needs in `config.scope`; write implies read.
+ * Bearer authentication and scope checks, as two onRequest hooks so the rate
+ * limiter can sit between them (a request refused for its scope still counts
+ * against its tenant and carries the rate-limit headers).
+ *
+ * A bearer credential is an API key (`fleet_key_…`) or an OAuth access token
+ * (`fleet_at_…`), told apart by prefix. Only SHA-256 hashes are stored: the
+ * lookup is by hash and the final comparison constant-time. A route names the
+ * scope it needs in `config.scope` (an array means any one of them); write
+ * implies read; no scope means the route is public.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { hashesEqual, sha256Hex } from '../../core/credentials.js';
+import type { Clock } from '../../core/clock.js';
+import { API_KEY_PREFIX, OAUTH_TOKEN_PREFIX, hashesEqual, sha256Hex } from '../../core/credentials.js';
 import type { Plan, Scope } from '../../core/events.js';
+import type { CredentialQueries } from '../credential-queries.js';
+import type { KeyUsageRecorder } from '../key-usage.js';
 import { ApiError } from '../problem.js';
 import type { ReadModels } from '../read-models.js';
 
 export interface AuthContext {
   customerId: string;
-  keyId: string;
+  /** Which credential: an API key (`key_…`) or an OAuth token of a client (`cli_…`). */
+  credential: { kind: 'api_key' | 'oauth_token'; id: string };
   scopes: Scope[];
   plan: Plan;
 }
@@ -21,12 +31,12 @@ declare module 'fastify' {
     auth: AuthContext | null;
   }
   interface FastifyContextConfig {
-    /** The scope a route requires; absent means the route is public. */
-    scope?: Scope;
+    /** The scope a route requires (an array: any one of them); absent means the route is public. */
+    scope?: Scope | readonly Scope[];
   }
 }
 
-const UNAUTHORIZED_HEADERS = { 'WWW-Authenticate': 'Bearer realm="fleet"' };
+const REALM = 'realm="fleet"';
 
 export function hasScope(granted: readonly Scope[], needed: Scope): boolean {
   if (granted.includes(needed)) return true;
@@ -34,34 +44,93 @@ export function hasScope(granted: readonly Scope[], needed: Scope): boolean {
   return false;
 }
 
-export function registerAuth(
-  app: FastifyInstance,
-  readModels: ReadModels,
-  /** Brings the read models up to date; tried once before refusing a key we do not know yet. */
-  catchUp: () => Promise<void>,
-): void {
+export function requiredScopes(request: FastifyRequest): readonly Scope[] | null {
+  const scope = request.routeOptions.config?.scope;
+  if (!scope) return null;
+  return typeof scope === 'string' ? [scope] : scope;
+}
+
+export interface AuthDeps {
+  readModels: ReadModels;
+  credentials: CredentialQueries;
+  clock: Clock;
+  keyUsage: KeyUsageRecorder;
+  /** Brings the read models up to date; tried once before refusing a credential we do not know yet. */
+  catchUp: () => Promise<void>;
+}
+
+function invalidToken(detail: string): ApiError {
+  return new ApiError(401, 'invalid_credentials', detail, [], {
+    'WWW-Authenticate': `Bearer ${REALM}, error="invalid_token", error_description="${detail}"`,
+  });
+}
+
+/** Looks a hash up, bringing the read models up to date once on a miss (a credential created a moment ago). */
+async function lookup<T>(find: () => T | null, catchUp: () => Promise<void>): Promise<T | null> {
+  const found = find();
+  if (found) return found;
+  await catchUp();
+  return find();
+}
+
+async function authenticateApiKey(secret: string, deps: AuthDeps): Promise<AuthContext> {
+  const hash = sha256Hex(secret);
+  const key = await lookup(() => deps.readModels.apiKeyByHash(hash), deps.catchUp);
+  if (!key || !hashesEqual(key.secret_sha256, hash)) throw invalidToken('The API key is unknown or revoked.');
+  if (key.revoked_at !== null) throw invalidToken('The API key is unknown or revoked.');
+  deps.keyUsage.touch(key.customer_id, key.key_id, deps.clock.now());
+  return { customerId: key.customer_id, credential: { kind: 'api_key', id: key.key_id }, scopes: key.scopes, plan: key.plan };
+}
+
+async function authenticateOAuthToken(secret: string, deps: AuthDeps): Promise<AuthContext> {
+  const hash = sha256Hex(secret);
+  const token = await lookup(() => deps.credentials.oauthTokenByHash(hash), deps.catchUp);
+  if (!token || !hashesEqual(token.token_sha256, hash)) throw invalidToken('The access token is unknown.');
+  if (token.revoked_at !== null) throw invalidToken('The access token was revoked with its OAuth client.');
+  if (token.expires_at <= deps.clock.now()) throw invalidToken('The access token has expired; request a new one.');
+  return {
+    customerId: token.customer_id,
+    credential: { kind: 'oauth_token', id: token.client_id },
+    scopes: token.scopes,
+    plan: token.plan,
+  };
+}
+
+/** Sets `request.auth` on routes that need a scope, or refuses with 401. */
+export function registerAuthentication(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('auth', null);
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    const needed = request.routeOptions.config?.scope;
-    if (!needed) return;
+    if (!requiredScopes(request)) return;
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) {
-      throw new ApiError(401, 'unauthenticated', 'Send an API key as "Authorization: Bearer <key>".', [], UNAUTHORIZED_HEADERS);
+      throw new ApiError(401, 'unauthenticated', 'Send an API key or access token as "Authorization: Bearer <credential>".', [], {
+        'WWW-Authenticate': `Bearer ${REALM}`,
+      });
     }
-    const hash = sha256Hex(match[1]!);
-    let key = readModels.apiKeyByHash(hash);
-    if (!key) {
-      await catchUp();
-      key = readModels.apiKeyByHash(hash);
-    }
-    if (!key || !hashesEqual(key.secret_sha256, hash) || key.revoked_at !== null) {
-      throw new ApiError(401, 'invalid_credentials', 'The API key is unknown or revoked.', [], UNAUTHORIZED_HEADERS);
-    }
-    if (!hasScope(key.scopes, needed)) {
-      throw new ApiError(403, 'insufficient_scope', `This request needs the scope ${needed}; the key does not have it.`);
-    }
-    request.auth = { customerId: key.customer_id, keyId: key.key_id, scopes: key.scopes, plan: key.plan };
+    const secret = match[1]!;
+    if (secret.startsWith(API_KEY_PREFIX)) request.auth = await authenticateApiKey(secret, deps);
+    else if (secret.startsWith(OAUTH_TOKEN_PREFIX)) request.auth = await authenticateOAuthToken(secret, deps);
+    else throw invalidToken('The credential is not an API key or access token of this service.');
+  });
+}
+
+/** Refuses with 403, naming the scope, a request whose credential lacks it. Registered after the rate limiter. */
+export function registerScopeCheck(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    const needed = requiredScopes(request);
+    if (!needed || !request.auth) return;
+    if (needed.some((s) => hasScope(request.auth!.scopes, s))) return;
+    const names = needed.join(' ');
+    throw new ApiError(
+      403,
+      'insufficient_scope',
+      needed.length === 1
+        ? `This request needs the scope ${needed[0]}; the credential does not have it.`
+        : `This request needs one of the scopes ${needed.join(', ')}; the credential has none of them.`,
+      [],
+      { 'WWW-Authenticate': `Bearer ${REALM}, error="insufficient_scope", scope="${names}"` },
+    );
   });
 }
 

@@ -1,5 +1,127 @@
-/** Placeholder: filled in by its owner. */
+/**
+ * API keys of the caller's tenant (scope api_keys:manage): create (the secret
+ * is shown once), list (never the secret), revoke. A credential cannot grant
+ * a scope it does not hold itself.
+ */
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Scope } from '../../core/events.js';
+import { randomUuid } from '../../core/ids.js';
+import { streams } from '../../core/streams.js';
+import { newApiKeyEvent } from '../../core/tenants.js';
 import type { ApiContext } from '../context.js';
+import { CredentialQueries, type ApiKeyRecord } from '../credential-queries.js';
+import type { KeyUsageRecorder } from '../key-usage.js';
+import { decodeCursor, page } from '../pagination.js';
+import { authOf, hasScope } from '../plugins/auth.js';
+import { ApiError, notFound } from '../problem.js';
+import { ApiKeyList, CreateApiKeyBody, CreatedApiKey, CredentialIdParams, ListApiKeysQuery } from '../schemas/api-keys.js';
+import { Problem, iso } from '../schemas/common.js';
 
-export async function apiKeysRoutes(_app: FastifyInstance, _ctx: ApiContext): Promise<void> {}
+const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem };
+
+/** 403 when `requested` holds a scope the caller's credential lacks (write implies read). */
+export function refuseUngrantableScopes(granted: readonly Scope[], requested: readonly Scope[]): void {
+  const index = requested.findIndex((s) => !hasScope(granted, s));
+  if (index < 0) return;
+  throw new ApiError(403, 'insufficient_scope', `You cannot grant ${requested[index]}: your credential does not have it.`, [
+    { pointer: `/body/scopes/${index}`, message: 'not held by the creating credential' },
+  ]);
+}
+
+export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUsage: KeyUsageRecorder): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const credentials = new CredentialQueries(ctx.readModels.db);
+
+  const keyBody = (k: ApiKeyRecord) => {
+    // The read model lags the flush interval; this node's memory may know a later use.
+    const lastUsed = Math.max(k.last_used_at ?? 0, keyUsage.lastUsed(k.key_id) ?? 0);
+    return {
+      id: k.key_id,
+      name: k.name,
+      scopes: k.scopes,
+      created_at: iso(k.created_at),
+      last_used_at: lastUsed > 0 ? iso(lastUsed) : null,
+      revoked_at: iso(k.revoked_at),
+    };
+  };
+
+  r.post(
+    '/v1/api-keys',
+    {
+      config: { scope: 'api_keys:manage' },
+      schema: {
+        tags: ['API keys'],
+        summary: 'Create an API key (the secret is shown once)',
+        operationId: 'createApiKey',
+        body: CreateApiKeyBody,
+        response: { 201: CreatedApiKey, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const auth = authOf(request);
+      refuseUngrantableScopes(auth.scopes, request.body.scopes);
+      const key = await newApiKeyEvent(auth.customerId, request.body.name, request.body.scopes, ctx.clock.now());
+      const result = await ctx.store.appendToStream(streams.tenant(auth.customerId), [key.event]);
+      await ctx.waitFor(result.position);
+      const created = credentials.apiKey(auth.customerId, key.keyId);
+      if (!created) throw new Error(`key ${key.keyId} missing from the read model after creation`);
+      return reply
+        .status(201)
+        .header('Cache-Control', 'no-store')
+        .send({ ...keyBody(created), secret: key.secret });
+    },
+  );
+
+  r.get(
+    '/v1/api-keys',
+    {
+      config: { scope: 'api_keys:manage' },
+      schema: {
+        tags: ['API keys'],
+        summary: 'List API keys (revoked ones included; never the secrets)',
+        operationId: 'listApiKeys',
+        querystring: ListApiKeysQuery,
+        response: { 200: ApiKeyList, ...errors },
+      },
+    },
+    async (request) => {
+      const auth = authOf(request);
+      const filters = {};
+      const rows = credentials.apiKeys(auth.customerId, decodeCursor(request.query.cursor, filters), request.query.limit + 1);
+      const result = page(rows, request.query.limit, (k) => k.key_id, filters);
+      return { data: result.data.map(keyBody), pagination: result.pagination };
+    },
+  );
+
+  r.delete(
+    '/v1/api-keys/:id',
+    {
+      config: { scope: 'api_keys:manage' },
+      schema: {
+        tags: ['API keys'],
+        summary: 'Revoke an API key; it is refused from then on',
+        operationId: 'revokeApiKey',
+        params: CredentialIdParams,
+        response: { 204: Type.Null({ description: 'Revoked (also when it already was)' }), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const auth = authOf(request);
+      const key = credentials.apiKey(auth.customerId, request.params.id);
+      if (!key) throw notFound('API key', request.params.id);
+      if (key.revoked_at === null) {
+        const result = await ctx.store.appendToStream(streams.tenant(auth.customerId), [
+          {
+            id: randomUuid(),
+            type: 'ApiKeyRevoked',
+            data: { customer_id: auth.customerId, key_id: key.key_id, revoked_at: ctx.clock.now() },
+          },
+        ]);
+        await ctx.waitFor(result.position);
+      }
+      return reply.status(204).send(null);
+    },
+  );
+}

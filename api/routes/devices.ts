@@ -1,4 +1,4 @@
-/** Devices: register, read, list. */
+/** Devices: register, read, update, list. */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -10,10 +10,11 @@ import { streams } from '../../core/streams.js';
 import type { DeviceStatus } from '../../projections/index.js';
 import type { ApiContext } from '../context.js';
 import { authOf } from '../plugins/auth.js';
+import { driverById } from '../queries/drivers.js';
 import { decodeCursor, page } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
 import { Problem } from '../schemas/common.js';
-import { Device, DeviceList, ListDevicesQuery, RegisterDeviceBody, deviceBody } from '../schemas/devices.js';
+import { Device, DeviceList, ListDevicesQuery, RegisterDeviceBody, UpdateDeviceBody, deviceBody } from '../schemas/devices.js';
 
 const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem };
 
@@ -31,8 +32,8 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
           { pointer: '/body/imei', message: 'fails the Luhn check' },
         ]);
       }
-      if (body.driver_id) {
-        // Drivers are their own resource; until one exists under this id the link is refused.
+      if (body.driver_id && !driverById(ctx.readModels.db, auth.customerId, body.driver_id)) {
+        // Another customer's driver is as unknown as a made-up id.
         throw new ApiError(400, 'validation_failed', `driver ${body.driver_id} does not exist`, [
           { pointer: '/body/driver_id', message: 'unknown driver' },
         ]);
@@ -82,8 +83,9 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
               model: body.model,
               name: body.name ?? null,
               group_id: body.group_id ?? null,
-              driver_id: null,
+              driver_id: body.driver_id ?? null,
               terminal_id: terminalId,
+              speed_limit_kmh: body.speed_limit_kmh ?? null,
               created_at: now,
             },
           },
@@ -108,6 +110,41 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
       const device = ctx.readModels.device(auth.customerId, request.params.id);
       if (!device) throw notFound('device', request.params.id);
       return deviceBody(device);
+    },
+  );
+
+  r.patch(
+    '/v1/devices/:id',
+    {
+      config: { scope: 'devices:write' },
+      schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }), body: UpdateDeviceBody, response: { 200: Device, ...errors } },
+    },
+    async (request) => {
+      const auth = authOf(request);
+      const device = ctx.readModels.device(auth.customerId, request.params.id);
+      if (!device) throw notFound('device', request.params.id);
+      const body = request.body;
+      if (body.driver_id && !driverById(ctx.readModels.db, auth.customerId, body.driver_id)) {
+        throw new ApiError(400, 'validation_failed', `driver ${body.driver_id} does not exist`, [
+          { pointer: '/body/driver_id', message: 'unknown driver' },
+        ]);
+      }
+      // The event carries only what changes; an unchanged patch writes nothing.
+      const changes: Record<string, string | number | null> = {};
+      for (const field of ['name', 'group_id', 'driver_id', 'speed_limit_kmh'] as const) {
+        const value = body[field];
+        if (value !== undefined && value !== device[field]) changes[field] = value;
+      }
+      if (Object.keys(changes).length === 0) return deviceBody(device);
+      const result = await ctx.store.appendToStream(streams.device(device.device_id), [
+        {
+          id: randomUuid(),
+          type: 'DeviceUpdated',
+          data: { device_id: device.device_id, customer_id: auth.customerId, changes, updated_at: ctx.clock.now() },
+        },
+      ]);
+      await ctx.waitFor(result.position);
+      return deviceBody(ctx.readModels.device(auth.customerId, device.device_id)!);
     },
   );
 

@@ -1,5 +1,220 @@
-/** Placeholder: filled in by its owner. */
-import type { FastifyInstance } from 'fastify';
+/**
+ * OAuth2 client credentials: clients created by a customer for an integrator
+ * (scope api_keys:manage), and the public token endpoint. Tokens are random
+ * secrets (`fleet_at_…`) of which only the SHA-256 is stored, in an
+ * OAuthTokenIssued event of the tenant stream; they expire after an hour and
+ * die with their client.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import {
+  OAUTH_CLIENT_SECRET_PREFIX,
+  OAUTH_TOKEN_PREFIX,
+  generateSecret,
+  hashesEqual,
+  sha256Hex,
+} from '../../core/credentials.js';
+import { newId, randomUuid } from '../../core/ids.js';
+import { streams } from '../../core/streams.js';
 import type { ApiContext } from '../context.js';
+import { CredentialQueries, type OAuthClientRecord } from '../credential-queries.js';
+import { OAuthError, TOKEN_TTL_S, grantedScopes, parseTokenRequest } from '../oauth-token.js';
+import { decodeCursor, page } from '../pagination.js';
+import { authOf } from '../plugins/auth.js';
+import { sendProblem } from '../plugins/errors.js';
+import { ApiError, notFound } from '../problem.js';
+import { Problem, iso } from '../schemas/common.js';
+import {
+  CreateOAuthClientBody,
+  CreatedOAuthClient,
+  ListOAuthClientsQuery,
+  OAuthClientList,
+  OAuthClientParams,
+  OAuthErrorBody,
+  TokenRequest,
+  TokenResponse,
+} from '../schemas/oauth.js';
+import { refuseUngrantableScopes } from './api-keys.js';
 
-export async function oauthRoutes(_app: FastifyInstance, _ctx: ApiContext): Promise<void> {}
+const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem };
+const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+/** Hashed when the client id is unknown, so a miss costs what a hit costs. */
+const DUMMY_HASH = sha256Hex('no such client');
+
+function clientBody(c: OAuthClientRecord) {
+  return { client_id: c.client_id, name: c.name, scopes: c.scopes, created_at: iso(c.created_at) };
+}
+
+/** RFC 6749 §5.2 errors; anything else about the request is an invalid_request, server faults stay problem+json. */
+function tokenErrorHandler(err: FastifyError | OAuthError, request: FastifyRequest, reply: FastifyReply) {
+  const oauth =
+    err instanceof OAuthError
+      ? err
+      : (err.statusCode ?? 500) < 500
+        ? new OAuthError(400, 'invalid_request', err.message)
+        : null;
+  if (!oauth) {
+    request.log.error({ err }, 'token request failed');
+    return sendProblem(request, reply, new ApiError(500, 'internal_error', 'An unexpected error occurred; it has been logged.'));
+  }
+  if (oauth.status === 401) reply.header('WWW-Authenticate', 'Basic realm="fleet"');
+  return reply.status(oauth.status).headers(NO_STORE).send({ error: oauth.error, error_description: oauth.description });
+}
+
+export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const credentials = new CredentialQueries(ctx.readModels.db);
+
+  r.post(
+    '/v1/oauth/clients',
+    {
+      config: { scope: 'api_keys:manage' },
+      schema: {
+        tags: ['OAuth'],
+        summary: 'Create an OAuth client for an integrator (the secret is shown once)',
+        operationId: 'createOAuthClient',
+        body: CreateOAuthClientBody,
+        response: { 201: CreatedOAuthClient, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const auth = authOf(request);
+      refuseUngrantableScopes(auth.scopes, request.body.scopes);
+      const now = ctx.clock.now();
+      const clientId = newId('cli', now);
+      const secret = generateSecret(OAUTH_CLIENT_SECRET_PREFIX);
+      const data = {
+        customer_id: auth.customerId,
+        client_id: clientId,
+        name: request.body.name,
+        scopes: request.body.scopes,
+        secret_sha256: sha256Hex(secret),
+        created_at: now,
+      };
+      const result = await ctx.store.appendToStream(streams.tenant(auth.customerId), [
+        { id: randomUuid(), type: 'OAuthClientCreated', data },
+      ]);
+      await ctx.waitFor(result.position);
+      return reply
+        .status(201)
+        .headers(NO_STORE)
+        .send({ ...clientBody({ ...data, deleted_at: null }), client_secret: secret });
+    },
+  );
+
+  r.get(
+    '/v1/oauth/clients',
+    {
+      config: { scope: 'api_keys:manage' },
+      schema: {
+        tags: ['OAuth'],
+        summary: 'List OAuth clients',
+        operationId: 'listOAuthClients',
+        querystring: ListOAuthClientsQuery,
+        response: { 200: OAuthClientList, ...errors },
+      },
+    },
+    async (request) => {
+      const auth = authOf(request);
+      const filters = {};
+      const rows = credentials.oauthClients(auth.customerId, decodeCursor(request.query.cursor, filters), request.query.limit + 1);
+      const result = page(rows, request.query.limit, (c) => c.client_id, filters);
+      return { data: result.data.map(clientBody), pagination: result.pagination };
+    },
+  );
+
+  r.delete(
+    '/v1/oauth/clients/:client_id',
+    {
+      config: { scope: 'api_keys:manage' },
+      schema: {
+        tags: ['OAuth'],
+        summary: 'Delete an OAuth client; its tokens stop working at once',
+        operationId: 'deleteOAuthClient',
+        params: OAuthClientParams,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const auth = authOf(request);
+      const client = credentials.oauthClient(request.params.client_id);
+      if (!client || client.customer_id !== auth.customerId || client.deleted_at !== null) {
+        throw notFound('OAuth client', request.params.client_id);
+      }
+      const result = await ctx.store.appendToStream(streams.tenant(auth.customerId), [
+        {
+          id: randomUuid(),
+          type: 'OAuthClientDeleted',
+          data: { customer_id: auth.customerId, client_id: client.client_id, deleted_at: ctx.clock.now() },
+        },
+      ]);
+      await ctx.waitFor(result.position);
+      return reply.status(204).send(null);
+    },
+  );
+
+  // Its own encapsulated scope: the form parser and RFC 6749 errors apply to this route only.
+  await app.register(async (scope) => {
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    scope.withTypeProvider<TypeBoxTypeProvider>().post(
+      '/v1/oauth/token',
+      {
+        errorHandler: tokenErrorHandler,
+        // The handler checks the body itself, so that every mistake is answered in the RFC's shape.
+        attachValidation: true,
+        schema: {
+          tags: ['OAuth'],
+          summary: 'Obtain an access token (client credentials grant)',
+          operationId: 'issueOAuthToken',
+          description:
+            'RFC 6749 §4.4. Authenticate the client with `client_id` and `client_secret` in the body or with HTTP Basic. ' +
+            'Errors follow RFC 6749 §5.2 (`{"error","error_description"}`), not problem+json.',
+          body: {
+            content: {
+              'application/x-www-form-urlencoded': { schema: TokenRequest },
+              'application/json': { schema: TokenRequest },
+            },
+          },
+          response: { 200: TokenResponse, 400: OAuthErrorBody, 401: OAuthErrorBody },
+        },
+      },
+      async (request, reply) => {
+        const req = parseTokenRequest(request.body, request.headers.authorization);
+        let client = credentials.oauthClient(req.clientId);
+        if (!client) {
+          await ctx.catchUp();
+          client = credentials.oauthClient(req.clientId);
+        }
+        const secretHash = sha256Hex(req.clientSecret);
+        const secretOk = hashesEqual(client?.secret_sha256 ?? DUMMY_HASH, secretHash);
+        if (!client || !secretOk || client.deleted_at !== null) {
+          throw new OAuthError(401, 'invalid_client', 'Unknown client, wrong secret, or the client was deleted.');
+        }
+        const scopes = grantedScopes(client.scopes, req.scopes);
+        const now = ctx.clock.now();
+        const token = generateSecret(OAUTH_TOKEN_PREFIX);
+        const result = await ctx.store.appendToStream(streams.tenant(client.customer_id), [
+          {
+            id: randomUuid(),
+            type: 'OAuthTokenIssued',
+            data: {
+              customer_id: client.customer_id,
+              client_id: client.client_id,
+              token_sha256: sha256Hex(token),
+              scopes,
+              issued_at: now,
+              expires_at: now + TOKEN_TTL_S * 1000,
+            },
+          },
+        ]);
+        await ctx.waitFor(result.position);
+        return reply
+          .headers(NO_STORE)
+          .send({ access_token: token, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_S, scope: scopes.join(' ') });
+      },
+    );
+  });
+}

@@ -25,6 +25,7 @@ export const Device = Type.Object({
   group_id: Nullable(Type.String()),
   driver_id: Nullable(Type.String()),
   terminal_id: Nullable(Type.String()),
+  speed_limit_kmh: Nullable(Type.Number({ description: "overspeed threshold of this device; null: the customer's default applies" })),
   status: DeviceStatus,
   last_seen_at: Nullable(Timestamp),
   created_at: Timestamp,
@@ -32,6 +33,9 @@ export const Device = Type.Object({
   latest_position: Nullable(DevicePosition),
   driver: Nullable(Type.Object({ id: Type.String(), name: Type.String() })),
 });
+
+/** Overspeed threshold for one device (null: the customer's default). */
+const SpeedLimit = Nullable(Type.Number({ minimum: 1, maximum: 300, description: 'km/h; null falls back to the customer default' }));
 
 export const RegisterDeviceBody = Type.Object(
   {
@@ -43,10 +47,23 @@ export const RegisterDeviceBody = Type.Object(
     terminal_id: Type.Optional(
       Nullable(Type.String({ pattern: '^[0-9]{1,20}$', description: 'JT/T 808 terminal phone number' })),
     ),
+    speed_limit_kmh: Type.Optional(SpeedLimit),
   },
   { additionalProperties: false },
 );
 export type RegisterDeviceBody = Static<typeof RegisterDeviceBody>;
+
+/** Merge-patch of the editable fields: absent keeps, null clears. */
+export const UpdateDeviceBody = Type.Object(
+  {
+    name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 128 }))),
+    group_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    driver_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    speed_limit_kmh: Type.Optional(SpeedLimit),
+  },
+  { additionalProperties: false },
+);
+export type UpdateDeviceBody = Static<typeof UpdateDeviceBody>;
 
 export const ListDevicesQuery = Type.Object(
   {
@@ -86,11 +103,12 @@ export function deviceBody(d: DeviceWithPosition): Static<typeof Device> {
     group_id: d.group_id,
     driver_id: d.driver_id,
     terminal_id: d.terminal_id,
+    speed_limit_kmh: d.speed_limit_kmh,
     status: d.status,
     last_seen_at: iso(d.last_seen_at),
     created_at: iso(d.created_at),
     updated_at: iso(d.updated_at),
     latest_position: d.position ? positionBody(d.position) : null,
-    driver: null,
+    driver: d.driver_id && d.driver_name ? { id: d.driver_id, name: d.driver_name } : null,
   };
 }

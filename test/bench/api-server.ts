@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../../api/app.js';
+import { runnerView } from '../../projections/view.js';
 import { ReadModels } from '../../api/read-models.js';
 import { systemClock } from '../../core/clock.js';
 import type { EventToAppend } from '../../core/event-store/port.js';
@@ -84,7 +85,14 @@ async function main(): Promise<void> {
   const runner = new ProjectionRunner(store, db, readModelProjections, silentLogger);
   await runner.start();
   const app = await buildApp(
-    { store, clock: systemClock, readModels: new ReadModels(db), waitFor: (p) => runner.waitFor(p), catchUp: () => runner.catchUp() },
+    {
+      store,
+      clock: systemClock,
+      readModels: new ReadModels(db),
+      waitFor: (p) => runner.waitFor(p),
+      catchUp: () => runner.catchUp(),
+      projections: runnerView(runner, store, systemClock),
+    },
     silentLogger,
   );
   await app.listen({ host: '127.0.0.1', port: 0 });

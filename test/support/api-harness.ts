@@ -4,26 +4,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app.js';
+import type { ApiContext } from '../../api/context.js';
 import { ReadModels } from '../../api/read-models.js';
 import { ManualClock } from '../../core/clock.js';
-import type { Scope } from '../../core/events.js';
+import type { Plan, Scope } from '../../core/events.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
 import { createCustomer, newApiKeyEvent } from '../../core/tenants.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
+import { runnerView } from '../../projections/view.js';
 
 export interface ApiHarness {
   app: FastifyInstance;
   store: SqliteEventStore;
   clock: ManualClock;
   runner: ProjectionRunner;
-  newCustomer(name?: string): Promise<{ customerId: string; apiKey: string }>;
+  newCustomer(name?: string, plan?: Plan): Promise<{ customerId: string; apiKey: string }>;
   newKey(customerId: string, scopes: Scope[]): Promise<string>;
   close(): Promise<void>;
 }
 
-export async function startApiHarness(): Promise<ApiHarness> {
+/** Options a suite may set: API settings (rate limits, intervals) and metrics sources. */
+export type HarnessOptions = Pick<ApiContext, 'settings' | 'metrics'>;
+
+export async function startApiHarness(options: HarnessOptions = {}): Promise<ApiHarness> {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-api-'));
   const clock = new ManualClock(Date.UTC(2026, 10, 22, 12, 0, 0));
   const store = new SqliteEventStore(join(dir, 'events.sqlite'), { clock, synchronous: 'OFF' });
@@ -31,7 +36,15 @@ export async function startApiHarness(): Promise<ApiHarness> {
   const runner = new ProjectionRunner(store, db, readModelProjections, silentLogger);
   await runner.start();
   const app = await buildApp(
-    { store, clock, readModels: new ReadModels(db), waitFor: (p) => runner.waitFor(p), catchUp: () => runner.catchUp() },
+    {
+      store,
+      clock,
+      readModels: new ReadModels(db),
+      waitFor: (p) => runner.waitFor(p),
+      catchUp: () => runner.catchUp(),
+      projections: runnerView(runner, store, clock),
+      ...options,
+    },
     silentLogger,
   );
   await app.ready();
@@ -40,8 +53,8 @@ export async function startApiHarness(): Promise<ApiHarness> {
     store,
     clock,
     runner,
-    async newCustomer(name = 'Acme Haulage') {
-      const c = await createCustomer(store, clock, { name, plan: 'pro' });
+    async newCustomer(name = 'Acme Haulage', plan: Plan = 'pro') {
+      const c = await createCustomer(store, clock, { name, plan });
       return { customerId: c.customer_id, apiKey: c.api_key };
     },
     async newKey(customerId, scopes) {

@@ -1,0 +1,100 @@
+/**
+ * Prometheus metrics for /metrics. A registry per app (not prom-client's
+ * global one), so several apps in one process (tests) do not collide.
+ * Counters owned by other roles (gateway, store) are read from the injected
+ * sources at scrape time; the request histogram is fed by an onResponse hook.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { MetricsSources, ProjectionsView } from './context.js';
+
+export interface ApiMetrics {
+  registry: Registry;
+  /** Brings the sourced values up to date, then renders the text exposition format. */
+  render(): Promise<string>;
+}
+
+/** A counter mirroring a monotonic value kept elsewhere. */
+function mirroredCounter(registry: Registry, name: string, help: string) {
+  const counter = new Counter({ name, help, registers: [registry] });
+  return (value: number) => {
+    counter.reset();
+    counter.inc(value);
+  };
+}
+
+export function createMetrics(app: FastifyInstance, projections: ProjectionsView, sources: MetricsSources = {}): ApiMetrics {
+  const registry = new Registry();
+  const duration = new Histogram({
+    name: 'fleet_http_request_duration_seconds',
+    help: 'HTTP request duration by route template and status',
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    duration.observe(
+      // The route template, never the raw URL: ids in label values would explode the series count.
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  const lagEvents = new Gauge({
+    name: 'fleet_projection_lag_events',
+    help: 'Events stored but not yet in the read models (counted up to 1000)',
+    registers: [registry],
+  });
+  const lagSeconds = new Gauge({
+    name: 'fleet_projection_lag_seconds',
+    help: 'Age of the oldest event not yet in the read models',
+    registers: [registry],
+  });
+  const storeUp = new Gauge({ name: 'fleet_store_up', help: '1 when the event store answered the last scrape', registers: [registry] });
+
+  const gateway = sources.gateway
+    ? {
+        accepted: mirroredCounter(registry, 'fleet_gateway_frames_accepted_total', 'Device frames decoded and accepted'),
+        refused: mirroredCounter(registry, 'fleet_gateway_frames_refused_total', 'Device frames refused (bad checksum, unknown device, ...)'),
+        stored: mirroredCounter(registry, 'fleet_gateway_records_stored_total', 'Device records durably stored'),
+        accepts: mirroredCounter(registry, 'fleet_gateway_connections_accepted_total', 'Device connections accepted'),
+        open: new Gauge({ name: 'fleet_gateway_open_connections', help: 'Open device connections', registers: [registry] }),
+      }
+    : null;
+  const store = sources.storeAppends
+    ? {
+        appends: mirroredCounter(registry, 'fleet_store_appends_total', 'Event store appends (appendToStream calls that succeeded)'),
+        events: mirroredCounter(registry, 'fleet_store_appended_events_total', 'Events in successful appends'),
+        failures: mirroredCounter(registry, 'fleet_store_append_failures_total', 'Appends that failed (conflicts included)'),
+      }
+    : null;
+
+  return {
+    registry,
+    async render() {
+      try {
+        const lag = await projections.lag();
+        lagEvents.set(lag.events);
+        lagSeconds.set(lag.seconds);
+        storeUp.set(1);
+      } catch {
+        storeUp.set(0);
+      }
+      if (gateway && sources.gateway) {
+        const s = sources.gateway();
+        gateway.accepted(s.framesAccepted);
+        gateway.refused(s.framesRefused);
+        gateway.stored(s.recordsStored);
+        gateway.accepts(s.connectionsAccepted);
+        gateway.open.set(s.openConnections);
+      }
+      if (store && sources.storeAppends) {
+        const s = sources.storeAppends();
+        store.appends(s.appends);
+        store.events(s.events);
+        store.failures(s.failures);
+      }
+      return registry.metrics();
+    },
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * The client-credentials token request of RFC 6749 (§4.4, §2.3.1, §5.2):
+ * reading the request (JSON or form body, client credentials in the body or
+ * with HTTP Basic) and the RFC's error shape. Issuing is the route's job.
+ */
+import { ALL_SCOPES, type Scope } from '../core/events.js';
+import { hasScope } from './plugins/auth.js';
+import type { OAuthErrorCode } from './schemas/oauth.js';
+
+export const TOKEN_TTL_S = 3600;
+
+export class OAuthError extends Error {
+  constructor(
+    readonly status: 400 | 401,
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+  ) {
+    super(description);
+    this.name = 'OAuthError';
+  }
+}
+
+export interface TokenRequest {
+  clientId: string;
+  clientSecret: string;
+  /** Requested scopes, or null for all of the client's. */
+  scopes: Scope[] | null;
+}
+
+function basicCredentials(header: string | undefined): { id: string; secret: string } | null {
+  const match = header ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+  if (!match) return null;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new OAuthError(401, 'invalid_client', 'HTTP Basic credentials must be client_id:client_secret.');
+  // RFC 6749 §2.3.1: both parts are form-urlencoded before base64.
+  return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
+}
+
+function stringField(body: Record<string, unknown>, name: string): string | undefined {
+  const v = body[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new OAuthError(400, 'invalid_request', `${name} must be a string.`);
+  return v;
+}
+
+export function parseScopeParam(raw: string | undefined): Scope[] | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const requested = [...new Set(raw.trim().split(/\s+/))];
+  const unknown = requested.filter((s) => !ALL_SCOPES.includes(s as Scope));
+  if (unknown.length > 0) throw new OAuthError(400, 'invalid_scope', `Unknown scope ${unknown.join(', ')}.`);
+  return requested as Scope[];
+}
+
+/** Reads and checks the request's shape; the client's secret and scopes are checked by `grantedScopes` and the route. */
+export function parseTokenRequest(body: unknown, authorization: string | undefined): TokenRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new OAuthError(400, 'invalid_request', 'Send the parameters as application/x-www-form-urlencoded or JSON.');
+  }
+  const fields = body as Record<string, unknown>;
+  const grantType = stringField(fields, 'grant_type');
+  if (!grantType) throw new OAuthError(400, 'invalid_request', 'grant_type is required.');
+  if (grantType !== 'client_credentials') {
+    throw new OAuthError(400, 'unsupported_grant_type', `grant_type ${grantType} is not supported; use client_credentials.`);
+  }
+  const basic = basicCredentials(authorization);
+  const bodyId = stringField(fields, 'client_id');
+  const bodySecret = stringField(fields, 'client_secret');
+  if (basic && (bodyId !== undefined || bodySecret !== undefined)) {
+    throw new OAuthError(400, 'invalid_request', 'Authenticate the client with HTTP Basic or with body parameters, not both.');
+  }
+  const clientId = basic?.id ?? bodyId;
+  const clientSecret = basic?.secret ?? bodySecret;
+  if (!clientId || !clientSecret) {
+    throw new OAuthError(401, 'invalid_client', 'client_id and client_secret are required.');
+  }
+  return { clientId, clientSecret, scopes: parseScopeParam(stringField(fields, 'scope')) };
+}
+
+/** The scopes a token gets: those requested (each held by the client, write implying read), or all of the client's. */
+export function grantedScopes(clientScopes: readonly Scope[], requested: Scope[] | null): Scope[] {
+  if (!requested) return [...clientScopes];
+  const missing = requested.filter((s) => !hasScope(clientScopes, s));
+  if (missing.length > 0) {
+    throw new OAuthError(400, 'invalid_scope', `The client is not allowed ${missing.join(', ')}.`);
+  }
+  // Canonical order, so equal grants read the same.
+  return ALL_SCOPES.filter((s) => requested.includes(s));
+}

@@ -1,0 +1,175 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { positionToString, type LogPosition } from '../../core/event-store/port.js';
+import { randomUuid } from '../../core/ids.js';
+import { imeiFrom } from '../../core/imei.js';
+import { streams } from '../../core/streams.js';
+import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { openSse, type SseClient } from '../support/sse-client.js';
+
+let h: ApiHarness;
+let base: string;
+const clients: SseClient[] = [];
+let closed = false;
+
+beforeEach(async () => {
+  closed = false;
+  h = await startApiHarness({ settings: { streamKeepAliveMs: 100 } });
+  await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = h.app.server.address();
+  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+});
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  if (closed) return;
+  const closing = h.close();
+  // fetch (undici) may hold a spare connection that never sends a request; Node would wait for its headers timeout.
+  h.app.server.closeAllConnections();
+  await closing;
+});
+
+async function connect(key: string, headers: Record<string, string> = {}): Promise<SseClient> {
+  const c = await openSse(`${base}/v1/stream`, { authorization: `Bearer ${key}`, ...headers });
+  clients.push(c);
+  return c;
+}
+
+async function registerDevice(key: string, imei: string, name: string): Promise<string> {
+  const res = await h.app.inject({ method: 'POST', url: '/v1/devices', headers: { authorization: `Bearer ${key}` }, payload: { imei, model: 'FMB920', name } });
+  expect(res.statusCode).toBe(201);
+  return res.json().id as string;
+}
+
+let n = 0;
+async function recordPosition(customerId: string, deviceId: string, lat: number): Promise<LogPosition> {
+  const t = Date.UTC(2026, 10, 22, 12, 0, 0) + ++n * 1000;
+  const res = await h.store.appendToStream(streams.telemetry(deviceId), [
+    {
+      id: randomUuid(),
+      type: 'PositionRecorded',
+      data: {
+        device_id: deviceId, customer_id: customerId, protocol: 'teltonika', fix_time: t, received_at: t + 400, valid: true,
+        lat, lng: 24.1, speed_kmh: 42, heading_deg: 90, altitude_m: 12, satellites: 9, ignition: true, odometer_m: null, attributes: {},
+      },
+    },
+  ]);
+  return res.position;
+}
+
+async function raiseEvent(customerId: string, deviceId: string): Promise<LogPosition> {
+  const t = Date.UTC(2026, 10, 22, 12, 0, 0) + ++n * 1000;
+  const res = await h.store.appendToStream(streams.deviceEvents(deviceId), [
+    {
+      id: randomUuid(),
+      type: 'DeviceEventRaised',
+      data: {
+        event_id: `evt_test${n}`, kind: 'event.harsh_brake', customer_id: customerId, device_id: deviceId, driver_id: null,
+        occurred_at: t, severity: 'medium', source: 'server',
+        position: { lat: 56.9, lng: 24.1, speed_kmh: 20, heading_deg: 90, timestamp: t },
+        fields: { delta_kmh: -18, duration_ms: 1500 }, context: {}, media: [],
+      },
+    },
+  ]);
+  return res.position;
+}
+
+describe('GET /v1/stream', () => {
+  it('streams the tenant\'s positions live, with log positions as ids, and rate-limit headers', async () => {
+    const { customerId, apiKey } = await h.newCustomer();
+    const other = await h.newCustomer('Other');
+    const deviceId = await registerDevice(apiKey, '356938035643809', 'Van 1');
+    const otherDevice = await registerDevice(other.apiKey, imeiFrom('86123456789012'), 'Not yours');
+    const c = await connect(apiKey);
+    expect(c.status).toBe(200);
+    expect(c.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(c.headers.get('ratelimit-policy')).toBe('"pro";q=1200;w=120');
+
+    await recordPosition(other.customerId, otherDevice, 10);
+    const at = await recordPosition(customerId, deviceId, 56.95);
+    const msg = await c.next();
+    expect(msg.event).toBe('position');
+    expect(msg.id).toBe(positionToString(at));
+    expect(JSON.parse(msg.data)).toEqual({
+      device_id: deviceId, device_name: 'Van 1', lat: 56.95, lng: 24.1, speed_kmh: 42, heading_deg: 90, altitude_m: 12,
+      satellites: 9, valid: true, ignition: true, timestamp: '2026-11-22T12:00:02.000Z', received_at: '2026-11-22T12:00:02.400Z',
+    });
+  });
+
+  it('sends event types by scope: events:read gets `event`, positions:read gets `position`', async () => {
+    const { customerId, apiKey } = await h.newCustomer();
+    const deviceId = await registerDevice(apiKey, '356938035643809', 'Van 1');
+    const eventsOnly = await connect(await h.newKey(customerId, ['events:read']));
+    const positionsOnly = await connect(await h.newKey(customerId, ['positions:read']));
+    await raiseEvent(customerId, deviceId);
+    const last = await recordPosition(customerId, deviceId, 56.9);
+
+    const ev = await eventsOnly.next();
+    expect(ev.event).toBe('event');
+    expect(JSON.parse(ev.data)).toMatchObject({
+      event: 'event.harsh_brake', device_id: deviceId, device_name: 'Van 1', severity: 'medium', delta_kmh: -18, source: 'server',
+      position: { lat: 56.9, lng: 24.1, speed_kmh: 20 },
+    });
+    const pos = await positionsOnly.next();
+    expect(pos.event).toBe('position');
+    expect(pos.id).toBe(positionToString(last));
+  });
+
+  it('resumes after Last-Event-ID: what was missed is replayed from the store, in order, then live', async () => {
+    const { customerId, apiKey } = await h.newCustomer();
+    const deviceId = await registerDevice(apiKey, '356938035643809', 'Van 1');
+    const first = await connect(apiKey);
+    await recordPosition(customerId, deviceId, 1);
+    const seen = await first.next();
+    first.close();
+
+    await recordPosition(customerId, deviceId, 2);
+    await raiseEvent(customerId, deviceId);
+    const third = await recordPosition(customerId, deviceId, 3);
+    await h.runner.waitFor(third);
+
+    const resumed = await connect(apiKey, { 'last-event-id': seen.id! });
+    const replayed = [await resumed.next(), await resumed.next(), await resumed.next()];
+    expect(replayed.map((m) => m.event)).toEqual(['position', 'event', 'position']);
+    expect(replayed.map((m) => (m.event === 'position' ? JSON.parse(m.data).lat : null))).toEqual([2, null, 3]);
+    expect(replayed[2]!.id).toBe(positionToString(third));
+    const live = await recordPosition(customerId, deviceId, 4);
+    const next = await resumed.next();
+    expect(next.id).toBe(positionToString(live));
+  });
+
+  it('refuses a malformed Last-Event-ID, a missing credential and a credential without either scope', async () => {
+    const { customerId, apiKey } = await h.newCustomer();
+    const bad = await fetch(`${base}/v1/stream`, { headers: { authorization: `Bearer ${apiKey}`, 'last-event-id': 'yesterday' } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { errors: Array<{ pointer: string }> }).errors[0]!.pointer).toBe('/headers/last-event-id');
+    const anonymous = await fetch(`${base}/v1/stream`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    const devicesOnly = await fetch(`${base}/v1/stream`, {
+      headers: { authorization: `Bearer ${await h.newKey(customerId, ['devices:read'])}` },
+    });
+    expect(devicesOnly.status).toBe(403);
+    expect(((await devicesOnly.json()) as { detail: string }).detail).toMatch(/positions:read.*events:read/);
+  });
+
+  it('sends keep-alive comments, and ends streams cleanly when the server shuts down', async () => {
+    const { apiKey } = await h.newCustomer();
+    const c = await connect(apiKey);
+    const ping = await c.next((m) => m.comment === 'keep-alive');
+    expect(ping.event).toBeNull();
+    const stopping = h.close();
+    closed = true;
+    await c.ended();
+    await stopping;
+  });
+
+  it('stops listening to the runner when the client goes away', async () => {
+    const { apiKey } = await h.newCustomer();
+    const c = await connect(apiKey);
+    await c.next((m) => m.comment === 'connected' || m.comment === 'keep-alive');
+    const listeners = () => (h.runner as unknown as { appliedListeners: Set<unknown> }).appliedListeners.size;
+    expect(listeners()).toBe(1);
+    c.close();
+    for (let i = 0; i < 50 && listeners() > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(listeners()).toBe(0);
+  });
+});
