@@ -1,0 +1,100 @@
+/**
+ * Tenant isolation across the whole API: a second customer's key gets 404 for
+ * every id of the first, can change none of them, and never sees a row of the
+ * first in any list.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUuid } from '../../core/ids.js';
+import { imeiFrom } from '../../core/imei.js';
+import { streams } from '../../core/streams.js';
+import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+
+let h: ApiHarness;
+beforeAll(async () => {
+  h = await startApiHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const T0 = Date.UTC(2026, 10, 22, 9, 0, 0);
+
+describe('tenant isolation', () => {
+  it("hides every id and row of one customer from another's key", async () => {
+    const a = await h.newCustomer('Alpha Transport');
+    const b = await h.newCustomer('Beta Couriers');
+    const asA = { authorization: `Bearer ${a.apiKey}` };
+    const asB = { authorization: `Bearer ${b.apiKey}` };
+    const create = async (url: string, payload: Record<string, unknown>) => {
+      const res = await h.app.inject({ method: 'POST', url, headers: asA, payload });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json() as Record<string, string>;
+    };
+    const driver = await create('/v1/drivers', { name: 'Ilze Kalna', external_id: 'A-7' });
+    const device = await create('/v1/devices', { imei: imeiFrom('35693803564322'), model: 'FMB920', name: 'Alpha 1', driver_id: driver.id! });
+    const geofence = await create('/v1/geofences', { name: 'Alpha yard', center: { lat: 56.95, lng: 24.1 }, radius_m: 500 });
+    const key = await create('/v1/api-keys', { name: 'Alpha integration', scopes: ['positions:read'] });
+    const client = await create('/v1/oauth/clients', { name: 'Alpha TMS', scopes: ['events:read'] });
+    const r = await h.store.appendToStream(streams.telemetry(device.id!), [
+      {
+        id: randomUuid(),
+        type: 'AlarmReported',
+        data: {
+          device_id: device.id!, customer_id: a.customerId, protocol: 'teltonika', kind: 'event.sos', occurred_at: T0, received_at: T0,
+          level: null, position: { lat: 56.95, lng: 24.1, speed_kmh: 0, heading_deg: 0 }, details: {},
+        },
+      },
+      {
+        id: randomUuid(),
+        type: 'PositionRecorded',
+        data: {
+          device_id: device.id!, customer_id: a.customerId, protocol: 'teltonika', fix_time: T0, received_at: T0, valid: true, lat: 56.95,
+          lng: 24.1, speed_kmh: 0, heading_deg: 0, altitude_m: 0, satellites: 8, ignition: false, odometer_m: null, attributes: {},
+        },
+      },
+    ]);
+    await h.runner.waitFor(r.position);
+    let eventId: string | undefined;
+    for (let i = 0; i < 100 && !eventId; i++) {
+      await h.runner.catchUp();
+      eventId = (await h.app.inject({ method: 'GET', url: '/v1/events', headers: asA })).json().data[0]?.id;
+      if (!eventId) await new Promise((res) => setTimeout(res, 10));
+    }
+    expect(eventId).toBeDefined();
+
+    const from = new Date(T0 - 3_600_000).toISOString();
+    const forbidden: Array<[string, string, Record<string, unknown>?]> = [
+      ['GET', `/v1/devices/${device.id}`],
+      ['PATCH', `/v1/devices/${device.id}`, { name: 'mine now' }],
+      ['GET', `/v1/positions?device_id=${device.id}&from=${from}`],
+      ['GET', `/v1/events/${eventId}`],
+      ['GET', `/v1/geofences/${geofence.id}`],
+      ['DELETE', `/v1/geofences/${geofence.id}`],
+      ['GET', `/v1/drivers/${driver.id}`],
+      ['GET', `/v1/drivers/${driver.id}/score`],
+      ['DELETE', `/v1/api-keys/${key.id}`],
+      ['DELETE', `/v1/oauth/clients/${client.client_id}`],
+    ];
+    for (const [method, url, payload] of forbidden) {
+      const res = await h.app.inject({ method: method as 'GET', url, headers: asB, ...(payload ? { payload } : {}) });
+      expect(res.statusCode, `${method} ${url}`).toBe(404);
+      expect(res.headers['content-type']).toContain('application/problem+json');
+    }
+    // Linking the other tenant's driver is refused like an unknown one.
+    const link = await h.app.inject({
+      method: 'POST', url: '/v1/devices', headers: asB, payload: { imei: imeiFrom('35693803564330'), model: 'FMB920', driver_id: driver.id },
+    });
+    expect(link.statusCode).toBe(400);
+    expect(link.json().errors[0].pointer).toBe('/body/driver_id');
+
+    const alphaIds = [device.id, driver.id, geofence.id, key.id, client.client_id, eventId];
+    for (const url of ['/v1/devices', '/v1/positions/latest', '/v1/events', '/v1/feed', '/v1/geofences', '/v1/drivers', '/v1/api-keys', '/v1/oauth/clients']) {
+      const res = await h.app.inject({ method: 'GET', url, headers: asB });
+      expect(res.statusCode, url).toBe(200);
+      for (const id of alphaIds) expect(res.body, `${url} shows ${id}`).not.toContain(id);
+    }
+    // And everything is still there for its owner.
+    expect((await h.app.inject({ method: 'GET', url: `/v1/geofences/${geofence.id}`, headers: asA })).statusCode).toBe(200);
+    expect((await h.app.inject({ method: 'GET', url: `/v1/devices/${device.id}`, headers: asA })).json().name).toBe('Alpha 1');
+  });
+});
