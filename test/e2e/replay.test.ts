@@ -2,6 +2,7 @@
  * Read models are disposable: wiping them and replaying the store from the
  * start gives byte-identical API responses, and the detectors, re-deriving
  * every safety event and geofence crossing, append nothing new to the store.
+ * Every response is also checked against the OpenAPI document.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,7 @@ import { streams } from '../../core/streams.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
 import { runnerView } from '../../projections/view.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { ResponseValidator, loadOpenApi } from '../support/openapi.js';
 
 let h: ApiHarness;
 const dir = mkdtempSync(join(tmpdir(), 'fleet-replay-'));
@@ -106,24 +108,28 @@ describe('replaying the store into empty read models', () => {
 
     const from = new Date(T0).toISOString();
     const firstEvent = (await h.app.inject({ method: 'GET', url: '/v1/events', headers })).json().data[0].id as string;
-    const urls = [
-      '/v1/devices',
-      `/v1/devices/${device.id}`,
-      '/v1/positions/latest',
-      `/v1/positions?device_id=${device.id}&from=${from}&limit=1000`,
-      '/v1/events?limit=200',
-      `/v1/events/${firstEvent}`,
-      '/v1/feed',
-      '/v1/geofences',
-      `/v1/geofences/${fence.id}`,
-      '/v1/drivers',
-      `/v1/drivers/${driver.id}/score?from=2026-11-21&to=2026-11-22`,
+    // Every read of the API with real data, each with its path template in the OpenAPI document.
+    const reads: Array<[string, string]> = [
+      ['/v1/devices', '/v1/devices'],
+      [`/v1/devices/${device.id}`, '/v1/devices/{id}'],
+      ['/v1/positions/latest', '/v1/positions/latest'],
+      [`/v1/positions?device_id=${device.id}&from=${from}&limit=1000`, '/v1/positions'],
+      ['/v1/events?limit=200', '/v1/events'],
+      [`/v1/events/${firstEvent}`, '/v1/events/{id}'],
+      ['/v1/feed', '/v1/feed'],
+      ['/v1/geofences', '/v1/geofences'],
+      [`/v1/geofences/${fence.id}`, '/v1/geofences/{id}'],
+      ['/v1/drivers', '/v1/drivers'],
+      [`/v1/drivers/${driver.id}`, '/v1/drivers/{id}'],
+      [`/v1/drivers/${driver.id}/score?from=2026-11-21&to=2026-11-22`, '/v1/drivers/{id}/score'],
     ];
+    const documented = new ResponseValidator(await loadOpenApi(h.app));
     const capture = async (app: FastifyInstance) => {
       const bodies: string[] = [];
-      for (const url of urls) {
+      for (const [url, template] of reads) {
         const res = await app.inject({ method: 'GET', url, headers });
         expect(res.statusCode, `${url}: ${res.body}`).toBe(200);
+        documented.check('GET', template, 200, res.json());
         bodies.push(res.body);
       }
       return bodies;
@@ -145,7 +151,7 @@ describe('replaying the store into empty read models', () => {
     );
     try {
       const after = await capture(rebuilt);
-      for (const [i, url] of urls.entries()) expect(after[i], url).toBe(before[i]);
+      for (const [i, [url]] of reads.entries()) expect(after[i], url).toBe(before[i]);
       expect((await allEvents()).length).toBe(storedBefore);
     } finally {
       await rebuilt.close();
