@@ -1,7 +1,8 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] | decode | api [--devices N] [--duration S] */
+/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] | decode | api [--devices N] [--duration S] | geofences */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
+import { runGeofenceBench } from './geofences.js';
 import { runIngestBench } from './ingest.js';
 
 async function main(): Promise<void> {
@@ -17,8 +18,11 @@ async function main(): Promise<void> {
   for (const name of which) {
     if (name === 'decode') runDecodeBench();
     else if (name === 'ingest') await runIngestBench(Number(values.devices ?? 1000), Number(values.duration ?? 10), Number(values['points-per-frame']));
-    else if (name === 'api') await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5));
-    else throw new Error(`unknown benchmark ${name}; try ingest, decode or api`);
+    else if (name === 'api') {
+      await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5));
+      runGeofenceBench();
+    } else if (name === 'geofences') runGeofenceBench();
+    else throw new Error(`unknown benchmark ${name}; try ingest, decode, api or geofences`);
   }
 }
 

@@ -5,23 +5,12 @@
  */
 import { circlePolygon } from '../../api/geofence-input.js';
 import { GeofenceIndex, compileFence, type Fence } from '../../projections/geofences/index.js';
+import { mulberry32 } from '../simulator/route.js';
 
 export const CITY = { lat: 56.95, lng: 24.1 };
 /** Half the side of the square the geofences and points fall in (~40 km x 40 km). */
 const SPAN_DEG = { lat: 0.18, lng: 0.33 };
 const TARGET_CHECKS_PER_S = 200_000;
-
-/** Deterministic PRNG (mulberry32), so every run measures the same city. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function randomPoint(rand: () => number): { lat: number; lng: number } {
   return { lat: CITY.lat + (rand() * 2 - 1) * SPAN_DEG.lat, lng: CITY.lng + (rand() * 2 - 1) * SPAN_DEG.lng };
@@ -64,7 +53,7 @@ export interface GeofenceFigure {
 }
 
 export function benchGeofences(geofences = 10_000, checks = 1_000_000): GeofenceFigure {
-  const rand = seededRandom(42);
+  const rand = mulberry32(42);
   const fences: Fence[] = randomGeofences(geofences, rand).map((g) => compileFence(g.id, g.name, g.coordinates));
   const built = performance.now();
   const index = new GeofenceIndex(fences);

@@ -8,7 +8,7 @@ import { SCORED_KINDS, scoreOf, sumTotals, type ScoreTotals } from '../../projec
 import { DRIVING_GAP_CAP_MS, haversineM, stretch, type ScoreFix } from '../../projections/driver-scores/segment.js';
 import { driversProjection } from '../../projections/drivers/index.js';
 import { tenantsProjection } from '../../projections/tenants/index.js';
-import { seededRandom } from '../bench/geofences.js';
+import { mulberry32 } from '../simulator/route.js';
 import { readModelDb } from '../support/read-model-db.js';
 
 const KM = 1000;
@@ -169,7 +169,7 @@ describe('daily totals from the log', () => {
     const inOrder = setup();
     for (const p of route) inOrder.apply(inOrder.fix(p.t, p.km, p.speed));
     const shuffled = setup();
-    const rand = seededRandom(5);
+    const rand = mulberry32(5);
     const order = [...route].sort(() => rand() - 0.5);
     for (const p of order) shuffled.apply(shuffled.fix(p.t, p.km, p.speed));
     const a = inOrder.days();

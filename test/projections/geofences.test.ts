@@ -7,7 +7,8 @@ import { devicesProjection } from '../../projections/devices/index.js';
 import { CustomerFences } from '../../projections/geofences/customer-fences.js';
 import { GeofenceIndex, compileFence, fenceContains, geofencesProjection } from '../../projections/geofences/index.js';
 import { tenantsProjection } from '../../projections/tenants/index.js';
-import { randomGeofences, randomPoint, seededRandom } from '../bench/geofences.js';
+import { randomGeofences, randomPoint } from '../bench/geofences.js';
+import { mulberry32 } from '../simulator/route.js';
 import { readModelDb } from '../support/read-model-db.js';
 
 const T0 = Date.UTC(2026, 10, 20, 8, 0, 0);
@@ -185,7 +186,7 @@ describe('GeofenceIndex', () => {
   ];
 
   it('finds exactly what a brute-force Turf scan finds, on random points', () => {
-    const rand = seededRandom(7);
+    const rand = mulberry32(7);
     const geofences = [...randomGeofences(2000, rand), ...special];
     const index = new GeofenceIndex(geofences.map((g) => compileFence(g.id, g.name, g.coordinates)));
     let hits = 0;
@@ -199,7 +200,7 @@ describe('GeofenceIndex', () => {
   });
 
   it('agrees with Turf for a large polygon (1000 vertices, many slabs and raster cells)', () => {
-    const rand = seededRandom(11);
+    const rand = mulberry32(11);
     const ring: number[][] = [];
     for (let i = 0; i < 1000; i++) {
       const a = (i / 1000) * 2 * Math.PI;
@@ -216,7 +217,7 @@ describe('GeofenceIndex', () => {
   });
 
   it('stays exact while geofences are added and removed between lazy rebuilds', () => {
-    const rand = seededRandom(3);
+    const rand = mulberry32(3);
     const pool = randomGeofences(300, rand);
     const live = new Map<string, (typeof pool)[number]>();
     const set = new CustomerFences();
