@@ -23,7 +23,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
 
   r.post(
     '/v1/devices',
-    { config: { scope: 'devices:write' }, schema: { body: RegisterDeviceBody, response: { 201: Device, ...errors } } },
+    { config: { scope: 'devices:write' }, schema: { tags: ['Devices'], summary: 'Register a device', operationId: 'createDevice', body: RegisterDeviceBody, response: { 201: Device, ...errors } } },
     async (request, reply) => {
       const auth = authOf(request);
       const body = request.body;
@@ -103,7 +103,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
     '/v1/devices/:id',
     {
       config: { scope: 'devices:read' },
-      schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }), response: { 200: Device, ...errors } },
+      schema: { tags: ['Devices'], summary: 'Get a device', operationId: 'getDevice', params: Type.Object({ id: Type.String({ maxLength: 64 }) }), response: { 200: Device, ...errors } },
     },
     async (request) => {
       const auth = authOf(request);
@@ -117,7 +117,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
     '/v1/devices/:id',
     {
       config: { scope: 'devices:write' },
-      schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }), body: UpdateDeviceBody, response: { 200: Device, ...errors } },
+      schema: { tags: ['Devices'], summary: 'Update a device', operationId: 'updateDevice', params: Type.Object({ id: Type.String({ maxLength: 64 }) }), body: UpdateDeviceBody, response: { 200: Device, ...errors } },
     },
     async (request) => {
       const auth = authOf(request);
@@ -150,7 +150,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
 
   r.get(
     '/v1/devices',
-    { config: { scope: 'devices:read' }, schema: { querystring: ListDevicesQuery, response: { 200: DeviceList, ...errors } } },
+    { config: { scope: 'devices:read' }, schema: { tags: ['Devices'], summary: 'List devices', operationId: 'listDevices', querystring: ListDevicesQuery, response: { 200: DeviceList, ...errors } } },
     async (request) => {
       const auth = authOf(request);
       const q = request.query;

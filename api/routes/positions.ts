@@ -18,7 +18,7 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     '/v1/positions/latest',
     {
       config: { scope: 'positions:read' },
-      schema: { querystring: LatestPositionsQuery, response: { 200: LatestPositionList, 400: Problem, 401: Problem, 403: Problem } },
+      schema: { tags: ['Positions'], summary: 'List the latest position of every device', operationId: 'listLatestPositions', querystring: LatestPositionsQuery, response: { 200: LatestPositionList, 400: Problem, 401: Problem, 403: Problem } },
     },
     async (request) => {
       const auth = authOf(request);
@@ -55,7 +55,7 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     '/v1/positions',
     {
       config: { scope: 'positions:read' },
-      schema: { querystring: HistoryQuery, response: { 200: HistoryList, 400: Problem, 401: Problem, 403: Problem, 404: Problem } },
+      schema: { tags: ['Positions'], summary: 'List the position history of a device', operationId: 'listPositions', querystring: HistoryQuery, response: { 200: HistoryList, 400: Problem, 401: Problem, 403: Problem, 404: Problem } },
     },
     async (request) => {
       const auth = authOf(request);
