@@ -20,3 +20,13 @@ export function isValidImei(imei: string): boolean {
 export function imeiFrom(body14: string): string {
   return body14 + String(luhnDigit(body14));
 }
+
+/**
+ * A JT/T 808 terminal phone number as we key devices by it: the digits without leading
+ * zeros (the header pads it with zeros to 12 or 20 digits). All zeros gives '': no id.
+ */
+export function normalizeTerminalId(digits: string): string {
+  let i = 0;
+  while (i < digits.length && digits.charCodeAt(i) === 48) i++;
+  return digits.slice(i);
+}

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WrongExpectedRevisionError } from '../../core/event-store/port.js';
 import type { DeviceClaim } from '../../core/events.js';
 import { newId, randomUuid } from '../../core/ids.js';
-import { isValidImei } from '../../core/imei.js';
+import { isValidImei, normalizeTerminalId } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
 import type { DeviceStatus } from '../../projections/index.js';
 import type { ApiContext } from '../context.js';
@@ -40,7 +40,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
       }
       const now = ctx.clock.now();
       const deviceId = newId('dev', now);
-      const terminalId = body.terminal_id ? body.terminal_id.replace(/^0+(?=\d)/, '') : null;
+      const terminalId = body.terminal_id ? normalizeTerminalId(body.terminal_id) || null : null;
       const claim: DeviceClaim = {
         device_id: deviceId,
         customer_id: auth.customerId,

@@ -1,4 +1,5 @@
 /** A real gateway on ephemeral ports over a temporary SQLite store. */
+import { normalizeTerminalId } from '../../core/imei.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,12 +58,12 @@ export async function startGatewayHarness(
         customer_id: opts.customerId ?? 'cus_test',
         imei,
         model: opts.model ?? 'test-unit',
-        terminal_id: opts.terminalId ?? null,
+        terminal_id: opts.terminalId ? normalizeTerminalId(opts.terminalId) : null,
         claimed_at: now,
       };
       await store.appendToStream(streams.imei(imei), [{ id: randomUuid(), type: 'ImeiClaimed', data: claim }]);
       if (opts.terminalId) {
-        await store.appendToStream(streams.terminal(opts.terminalId), [{ id: randomUuid(), type: 'TerminalClaimed', data: claim }]);
+        await store.appendToStream(streams.terminal(normalizeTerminalId(opts.terminalId)), [{ id: randomUuid(), type: 'TerminalClaimed', data: claim }]);
       }
       return claim;
     },

@@ -11,6 +11,7 @@ import { xor8 } from '../../codec/crc.js';
 import { DecodeError, Reader } from '../../codec/reader.js';
 import type { Decoded, DecodedRecord, DeviceAlarm, DeviceIdentity, SessionInfo } from '../../protocol.js';
 import type { DeviceAlarmKind } from '../../../core/alarms.js';
+import { normalizeTerminalId } from '../../../core/imei.js';
 import {
   REGISTER_OK,
   REGISTER_TERMINAL_UNKNOWN,
@@ -280,7 +281,7 @@ export function identityOf(bytes: Buffer, at: number, length: number): DeviceIde
   const phone = bytes.subarray(at, at + length);
   let identity: DeviceIdentity | undefined;
   if (isBcd(phone)) {
-    const terminalId = stripLeadingZeros(bcdDigits(phone));
+    const terminalId = normalizeTerminalId(bcdDigits(phone));
     identity = terminalId === '' ? undefined : Object.freeze({ terminalId });
   } else if (length === 6) {
     identity = Object.freeze({ imei: imeiFromBinaryId(phone) });
@@ -304,12 +305,6 @@ function sameIdBytes(bytes: Buffer, at: number, length: number): boolean {
 export function terminalCode(phone: Buffer): string {
   if (isBcd(phone)) return bcdDigits(phone);
   return phone.length === 6 ? imeiFromBinaryId(phone) : phone.toString('hex');
-}
-
-function stripLeadingZeros(digits: string): string {
-  let i = 0;
-  while (i < digits.length && digits.charCodeAt(i) === 48) i++;
-  return digits.slice(i);
 }
 
 /** 14 digits of the 48-bit value, then the Luhn check digit. */
@@ -718,7 +713,7 @@ function decodeTextSentence(frame: Buffer, session: SessionInfo): Decoded {
   if (frame[frame.length - 1] !== TEXT_CLOSE) throw new DecodeError('malformed', 'text sentence without its closing parenthesis');
   const text = frame.toString('latin1');
   const id = text.slice(1, text.indexOf(','));
-  const terminalId = /^\d{6,20}$/.test(id) ? stripLeadingZeros(id) : '';
+  const terminalId = /^\d{6,20}$/.test(id) ? normalizeTerminalId(id) : '';
   const reply = /,BASE,2,TIME\)$/.test(text) ? Buffer.from(text.replace(/TIME\)$/, `${utcStamp(session.now)})`), 'latin1') : null;
   const decoded: Decoded = { records: [], reply, ignoredReason: `e-lock text sentence ${text}` };
   if (terminalId !== '') decoded.identity = { terminalId };
