@@ -167,6 +167,9 @@ export class DeviceConnection {
     }
     this.lastSeenAt = now;
     this.deps.stats.framesAccepted += 1;
+    if (decoded.ignoredReason !== undefined) {
+      this.log.debug({ device: this.label(), reason: decoded.ignoredReason, hex: hexOf(frame) }, 'frame not turned into records');
+    }
     if (decoded.records.length > 0) {
       const events = recordsToEvents(decoded.records, this.device, this.protocol.name, now);
       try {
