@@ -12,18 +12,16 @@ import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
-import type { ProtocolName } from '../../gateway/protocol.js';
 import { protocols } from '../../gateway/protocols/index.js';
 import { Gateway } from '../../gateway/server.js';
 import { simulatedIdentity } from '../simulator/run.js';
+import { BENCH_PROTOCOLS, BENCH_SEEDS } from './fleet.js';
 import { startReferenceServer } from './reference-server.js';
 
-export const BENCH_SEEDS: Record<ProtocolName, number> = { teltonika: 101, gt06: 102, jt808: 103 };
-const PROTOCOLS: ProtocolName[] = ['teltonika', 'gt06', 'jt808'];
 
 async function registerFleet(store: SqliteEventStore, perProtocol: number): Promise<void> {
   const appends: Promise<unknown>[] = [];
-  for (const protocol of PROTOCOLS) {
+  for (const protocol of BENCH_PROTOCOLS) {
     for (let i = 0; i < perProtocol; i++) {
       const { imei, terminalId } = simulatedIdentity(BENCH_SEEDS[protocol], i);
       const claim: DeviceClaim = {
@@ -47,7 +45,7 @@ async function registerFleet(store: SqliteEventStore, perProtocol: number): Prom
 
 async function main(): Promise<void> {
   const [mode, dir, devices] = process.argv.slice(2);
-  const perProtocol = Math.ceil(Number(devices) / PROTOCOLS.length);
+  const perProtocol = Math.ceil(Number(devices) / BENCH_PROTOCOLS.length);
   if (mode === 'reference') {
     const ports = await startReferenceServer();
     process.stdout.write(JSON.stringify({ ports }) + '\n');
@@ -60,7 +58,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     log: silentLogger,
     host: '127.0.0.1',
-    listeners: PROTOCOLS.map((p) => ({ protocol: protocols[p], port: 0 })),
+    listeners: BENCH_PROTOCOLS.map((p) => ({ protocol: protocols[p], port: 0 })),
     offlineAfterS: 600,
     loginTimeoutS: 60,
     maxConnections: 100_000,

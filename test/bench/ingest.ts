@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ProtocolName } from '../../gateway/protocol.js';
 import { percentile, runSimulation } from '../simulator/run.js';
-import { BENCH_SEEDS } from './ingest-server.js';
+import { BENCH_SEEDS } from './fleet.js';
 
 export interface IngestFigure {
   target: 'reference' | 'gateway';
