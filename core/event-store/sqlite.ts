@@ -1,16 +1,17 @@
 /**
  * Embedded event store on SQLite (better-sqlite3, WAL, synchronous=FULL).
  *
- * Group commit: appends issued in the same turn of the event loop (from many
- * device connections at once) are written in ONE transaction, so a thousand
- * devices cost one fsync rather than a thousand. Each caller's promise
- * resolves only after that transaction committed: that is what makes an ack
- * sent after `await appendToStream(...)` durable.
+ * Writes run in a worker thread that owns the write connection: the commit and its
+ * fsync never block the thread that serves sockets and HTTP. Group commit: every append
+ * issued while the previous batch was being written goes into the next batch, ONE
+ * transaction, so a thousand devices cost one fsync rather than a thousand. Each caller's
+ * promise resolves only after that transaction committed: that is what makes an ack sent
+ * after `await appendToStream(...)` durable. Reads use this thread's own connection (WAL
+ * readers see every committed batch).
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import type { DomainEvent } from '../events.js';
@@ -26,14 +27,18 @@ import {
   type Subscription,
   WrongExpectedRevisionError,
 } from './port.js';
+import type { WireAppend, WireOutcome } from './sqlite-log-writer.js';
+import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
+import type { WriterRequest } from './sqlite-writer-worker.js';
 
 interface PendingAppend {
-  stream: string;
-  events: EventToAppend[];
+  wire: WireAppend;
   expected: ExpectedRevision;
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
 }
+
+type WriterReply = { outcomes: WireOutcome[] } | { error: string };
 
 interface FollowState {
   cursor: number;
@@ -53,68 +58,46 @@ interface EventRow {
   created: number;
 }
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS events (
-  position INTEGER PRIMARY KEY,
-  event_id TEXT NOT NULL UNIQUE,
-  stream   TEXT NOT NULL,
-  revision INTEGER NOT NULL,
-  type     TEXT NOT NULL,
-  data     TEXT NOT NULL,
-  metadata TEXT NOT NULL,
-  created  INTEGER NOT NULL,
-  UNIQUE (stream, revision)
-);`;
-
 /** How often a subscriber looks for events appended by another process on the same file. */
 const POLL_MS = 200;
 
-export interface SqliteStoreOptions {
+/**
+ * The writer's entry point. Compiled, it sits next to this module; when this module runs
+ * from TypeScript sources (vitest), the worker still runs the compiled file (`npm test`
+ * builds first), because a worker thread cannot load TypeScript.
+ */
+const WRITER_ENTRY = import.meta.url.endsWith('.ts')
+  ? new URL('../../dist/core/event-store/sqlite-writer-worker.js', import.meta.url)
+  : new URL('./sqlite-writer-worker.js', import.meta.url);
+
+export interface SqliteStoreOptions extends SqliteLogOptions {
   clock?: Clock;
-  /** `FULL` (default) survives power loss; `NORMAL` only survives a process crash. */
-  synchronous?: 'FULL' | 'NORMAL' | 'OFF';
 }
 
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
   private readonly clock: Clock;
+  private readonly writer: Worker;
   private pending: PendingAppend[] = [];
-  private flushScheduled = false;
-  /** Last revision of every stream touched, so appends skip a lookup. */
-  private readonly revisions = new Map<string, number>();
+  /** The batch the writer is committing; null when it is idle. */
+  private writing: PendingAppend[] | null = null;
+  private writerFailure: Error | null = null;
   private readonly committed = new EventEmitter();
   private closed = false;
 
   private readonly stmt: {
-    insert: Database.Statement;
-    lastRevision: Database.Statement;
-    lastPositionOfStream: Database.Statement;
     readForwards: Database.Statement;
     readBackwards: Database.Statement;
     readAll: Database.Statement;
   };
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
-    this.db.pragma('busy_timeout = 5000');
-    // Telemetry appends touch one index page per device stream: keep those pages in memory,
-    // and checkpoint the WAL in larger, rarer steps (each checkpoint is an fsync of the db file).
-    this.db.pragma('cache_size = -65536');
-    this.db.pragma('wal_autocheckpoint = 10000');
-    this.db.exec(SCHEMA);
+    if (path === ':memory:') throw new Error('the SQLite event store needs a file: its writer thread opens its own connection');
+    // Creates the file and table before the writer opens it.
+    this.db = openLog(path, options);
     this.clock = options.clock ?? systemClock;
     this.committed.setMaxListeners(0);
     this.stmt = {
-      insert: this.db.prepare(
-        'INSERT OR IGNORE INTO events (event_id, stream, revision, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      lastRevision: this.db.prepare('SELECT max(revision) FROM events WHERE stream = ?').pluck(),
-      lastPositionOfStream: this.db
-        .prepare('SELECT position FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1')
-        .pluck(),
       readForwards: this.db.prepare(
         'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
       ),
@@ -123,6 +106,13 @@ export class SqliteEventStore implements EventStore {
       ),
       readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
     };
+    this.writer = new Worker(WRITER_ENTRY, { workerData: { path, synchronous: options.synchronous ?? 'FULL' } });
+    this.writer.unref(); // referenced only while a batch is being written
+    this.writer.on('message', (reply: WriterReply) => this.settle(reply));
+    this.writer.on('error', (err) => this.fail(err));
+    this.writer.on('exit', (code) => {
+      if (!this.closed) this.fail(new Error(`event store writer exited with code ${code}`));
+    });
   }
 
   appendToStream(
@@ -131,83 +121,67 @@ export class SqliteEventStore implements EventStore {
     options: { expectedRevision?: ExpectedRevision } = {},
   ): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('event store is closed'));
+    if (this.writerFailure) return Promise.reject(this.writerFailure);
+    const expected = options.expectedRevision ?? 'any';
+    const wire: WireAppend = {
+      stream,
+      expected: typeof expected === 'bigint' ? expected.toString() : expected,
+      events: events.map((e) => ({
+        id: e.id,
+        type: e.type,
+        data: JSON.stringify(e.data),
+        metadata: e.metadata ? JSON.stringify(e.metadata) : '{}',
+      })),
+      created: this.clock.now(),
+    };
     return new Promise((resolve, reject) => {
-      this.pending.push({ stream, events, expected: options.expectedRevision ?? 'any', resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.pending.push({ wire, expected, resolve, reject });
+      if (this.writing === null) this.startBatch();
     });
   }
 
-  /** Writes every pending append in one transaction, then settles their promises. */
-  private flush(): void {
-    this.flushScheduled = false;
-    const batch = this.pending;
+  /** Hands everything pending to the writer as one transaction. */
+  private startBatch(): void {
+    if (this.pending.length === 0) return;
+    this.writing = this.pending;
     this.pending = [];
-    if (batch.length === 0) return;
-    const outcomes: Array<AppendResult | Error> = [];
-    const touched = new Map<string, number>();
-    try {
-      this.db.transaction(() => {
-        for (const append of batch) outcomes.push(this.writeOne(append, touched));
-      })();
-    } catch (err) {
+    this.writer.ref();
+    const request: WriterRequest = { batch: this.writing.map((p) => p.wire) };
+    this.writer.postMessage(request);
+  }
+
+  private settle(reply: WriterReply): void {
+    const batch = this.writing ?? [];
+    this.writing = null;
+    if ('error' in reply) {
       // The whole transaction rolled back: nothing of this batch is durable.
+      const err = new Error(`event store write failed: ${reply.error}`);
       for (const append of batch) append.reject(err);
-      return;
+    } else {
+      batch.forEach((append, i) => {
+        const outcome = reply.outcomes[i]!;
+        if (outcome.ok) {
+          const p = BigInt(outcome.position);
+          append.resolve({ nextExpectedRevision: BigInt(outcome.revision), position: { commit: p, prepare: p } });
+        } else {
+          const actual = outcome.current === -1 ? 'no_stream' : BigInt(outcome.current);
+          append.reject(new WrongExpectedRevisionError(append.wire.stream, append.expected, actual));
+        }
+      });
+      this.committed.emit('commit');
     }
-    for (const [stream, rev] of touched) this.revisions.set(stream, rev);
-    batch.forEach((append, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome instanceof Error) append.reject(outcome);
-      else append.resolve(outcome);
-    });
-    this.committed.emit('commit');
+    if (this.pending.length > 0) this.startBatch();
+    else this.writer.unref();
+    this.committed.emit('settled');
   }
 
-  private currentRevision(stream: string, touched: Map<string, number>): number {
-    const known = touched.get(stream) ?? this.revisions.get(stream);
-    if (known !== undefined) return known;
-    const last = this.stmt.lastRevision.get(stream) as number | null;
-    return last ?? -1;
-  }
-
-  private writeOne(append: PendingAppend, touched: Map<string, number>): AppendResult | Error {
-    const { stream, events, expected } = append;
-    const current = this.currentRevision(stream, touched);
-    const mismatch =
-      (expected === 'no_stream' && current !== -1) ||
-      (expected === 'stream_exists' && current === -1) ||
-      (typeof expected === 'bigint' && BigInt(current) !== expected);
-    if (mismatch) {
-      return new WrongExpectedRevisionError(stream, expected, current === -1 ? 'no_stream' : BigInt(current));
-    }
-    let revision = current;
-    let lastPosition = -1;
-    const created = this.clock.now();
-    for (const e of events) {
-      // Idempotence: an id already in the log is ignored (the only constraint this insert can hit,
-      // since the revision is computed here), and the revision is not consumed.
-      const info = this.stmt.insert.run(
-        e.id,
-        stream,
-        revision + 1,
-        e.type,
-        JSON.stringify(e.data),
-        e.metadata ? JSON.stringify(e.metadata) : '{}',
-        created,
-      );
-      if (info.changes === 0) continue;
-      revision += 1;
-      lastPosition = Number(info.lastInsertRowid);
-    }
-    touched.set(stream, revision);
-    if (lastPosition === -1) {
-      lastPosition = (this.stmt.lastPositionOfStream.get(stream) as number | undefined) ?? -1;
-    }
-    const p = BigInt(lastPosition);
-    return { nextExpectedRevision: BigInt(revision), position: { commit: p, prepare: p } };
+  /** The writer is gone: nothing in flight or pending can be made durable any more. */
+  private fail(err: Error): void {
+    this.writerFailure = err;
+    for (const append of [...(this.writing ?? []), ...this.pending]) append.reject(err);
+    this.writing = null;
+    this.pending = [];
+    this.committed.emit('settled');
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -276,12 +250,21 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  /** Waits for pending appends, then closes the database. */
+  /** Waits for pending appends, then closes the writer and the database. */
   async close(): Promise<void> {
     if (this.closed) return;
-    this.flush();
+    while ((this.writing !== null || this.pending.length > 0) && !this.writerFailure) {
+      await new Promise<void>((resolve) => this.committed.once('settled', resolve));
+    }
     this.closed = true;
     this.committed.emit('commit');
+    if (!this.writerFailure) {
+      const exited = new Promise((resolve) => this.writer.once('exit', resolve));
+      const request: WriterRequest = { close: true };
+      this.writer.ref();
+      this.writer.postMessage(request);
+      await exited;
+    }
     this.db.close();
   }
 }

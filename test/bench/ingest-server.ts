@@ -10,6 +10,7 @@ import { systemClock } from '../../core/clock.js';
 import type { DeviceClaim } from '../../core/events.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { randomUuid } from '../../core/ids.js';
+import { normalizeTerminalId } from '../../core/imei.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
 import { protocols } from '../../gateway/protocols/index.js';
@@ -29,7 +30,7 @@ async function registerFleet(store: SqliteEventStore, perProtocol: number): Prom
         customer_id: 'cus_bench',
         imei,
         model: `bench-${protocol}`,
-        terminal_id: protocol === 'jt808' ? terminalId : null,
+        terminal_id: protocol === 'jt808' ? normalizeTerminalId(terminalId) : null,
         claimed_at: 0,
       };
       appends.push(store.appendToStream(streams.imei(imei), [{ id: randomUuid(), type: 'ImeiClaimed', data: claim }]));
