@@ -83,7 +83,7 @@ describe('GT06 round trip', () => {
 
   it('refuses a packet whose CRC does not match, with no reply', () => {
     const frame = Buffer.from(gt06Encoder.encode(points(1), ctx(5)));
-    frame[10] ^= 0x01;
+    frame[10] = frame[10]! ^ 0x01;
     let err: unknown;
     try {
       decode(frame, session());
