@@ -62,7 +62,15 @@ export function splitFrames(buf: Buffer, maxFrameBytes = MAX_FRAME_BYTES): Frame
 function nextStart(buf: Buffer, from: number): number {
   for (let i = from; i + 1 < buf.length; i++) {
     const b = buf[i]!;
-    if ((b === SHORT_START || b === LONG_START) && buf[i + 1] === b) return i;
+    if ((b === SHORT_START || b === LONG_START) && buf[i + 1] === b) {
+      // `78 78 78 …`: LEN 0x78 here, or a junk 78 before a start. When the frame one byte
+      // later ends with 0D 0A where its LEN says, the first 78 was junk.
+      if (b === SHORT_START && buf[i + 2] === b && i + 3 < buf.length) {
+        const end = i + 1 + buf[i + 3]! + 5;
+        if (end <= buf.length && isTrailer(buf, end - 2)) continue;
+      }
+      return i;
+    }
   }
   return -1;
 }
