@@ -106,3 +106,22 @@ export interface ProtocolModule {
   /** Throws DecodeError on a frame it cannot decode (bad checksum, truncated, unsupported). */
   decode(frame: Buffer, session: SessionInfo): Decoded;
 }
+
+/** A record that carries no location (status, text reply, driver card): every position field null. */
+export function recordWithoutLocation(fixTime: number, attributes: DecodedRecord['attributes'], raw: Buffer): DecodedRecord {
+  return {
+    fixTime,
+    valid: false,
+    lat: null,
+    lng: null,
+    speedKmh: null,
+    headingDeg: null,
+    altitudeM: null,
+    satellites: null,
+    ignition: null,
+    odometerM: null,
+    alarms: [],
+    attributes,
+    raw,
+  };
+}

@@ -7,7 +7,7 @@
 import { bcdDigits, isBcd } from '../../codec/bcd.js';
 import { crc16X25 } from '../../codec/crc.js';
 import { DecodeError, Reader } from '../../codec/reader.js';
-import type { Decoded, DecodedRecord, DeviceAlarm, SessionInfo } from '../../protocol.js';
+import { recordWithoutLocation, type Decoded, type DecodedRecord, type DeviceAlarm, type SessionInfo } from '../../protocol.js';
 import { echoReply, longEchoReply, PROTO_TIME_REQUEST, timeReply, wifiReply } from './ack.js';
 import { alarmOfCode, alarmOfEventCode, alarmOfTerminalInfo } from './alarms.js';
 import { LONG_START, PROTO_LOGIN, SHORT_LOGIN_BYTES, SHORT_START, WIFI_PROTOCOLS } from './frame.js';
@@ -308,21 +308,7 @@ function tailStatus(r: Reader, fromEnd: number, model: string | null): Status {
 // Records
 
 function emptyRecord(frame: Frame, fixTime: number): DecodedRecord {
-  return {
-    fixTime,
-    valid: false,
-    lat: null,
-    lng: null,
-    speedKmh: null,
-    headingDeg: null,
-    altitudeM: null,
-    satellites: null,
-    ignition: null,
-    odometerM: null,
-    alarms: [],
-    attributes: { gt06_protocol: frame.proto },
-    raw: frame.bytes,
-  };
+  return recordWithoutLocation(fixTime, { gt06_protocol: frame.proto }, frame.bytes);
 }
 
 function applyStatus(record: DecodedRecord, status: Status): void {

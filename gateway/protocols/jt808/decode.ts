@@ -9,7 +9,7 @@ import { TextDecoder } from 'node:util';
 import { bcdDigits, isBcd } from '../../codec/bcd.js';
 import { xor8 } from '../../codec/crc.js';
 import { DecodeError, Reader } from '../../codec/reader.js';
-import type { Decoded, DecodedRecord, DeviceAlarm, DeviceIdentity, SessionInfo } from '../../protocol.js';
+import { recordWithoutLocation, type Decoded, type DecodedRecord, type DeviceAlarm, type DeviceIdentity, type SessionInfo } from '../../protocol.js';
 import type { DeviceAlarmKind } from '../../../core/alarms.js';
 import { normalizeTerminalId } from '../../../core/imei.js';
 import {
@@ -663,21 +663,7 @@ function decodeDriverIdentity(data: Buffer, at: number, end: number, h: Header, 
       if (r.remaining >= 4) attributes.driver_card_valid_until = bcdDigits(r.bytes(4));
     }
   }
-  return {
-    fixTime: Number.isNaN(fixTime) ? session.now : fixTime,
-    valid: false,
-    lat: null,
-    lng: null,
-    speedKmh: null,
-    headingDeg: null,
-    altitudeM: null,
-    satellites: null,
-    ignition: null,
-    odometerM: null,
-    alarms: [],
-    attributes,
-    raw: data.subarray(h.bodyStart, end),
-  };
+  return recordWithoutLocation(Number.isNaN(fixTime) ? session.now : fixTime, attributes, data.subarray(h.bodyStart, end));
 }
 
 /** 0x0107 terminal attributes: type u16 · maker[5] · model[20|30] · terminal id[7|30] · ICCID BCD[10] · hw · fw · … */

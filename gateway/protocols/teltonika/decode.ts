@@ -6,7 +6,7 @@
  */
 import { crc16Arc } from '../../codec/crc.js';
 import { DecodeError, Reader } from '../../codec/reader.js';
-import type { Decoded, DecodedRecord, DeviceAlarm, SessionInfo } from '../../protocol.js';
+import { recordWithoutLocation, type Decoded, type DecodedRecord, type DeviceAlarm, type SessionInfo } from '../../protocol.js';
 import { imeiAccepted, imeiRefused, recordCountAck, udpAck } from './ack.js';
 import { AVL_OVERHEAD, KEEP_ALIVE, MIN_AVL_DATA_LENGTH } from './frame.js';
 
@@ -540,21 +540,7 @@ function messageRecord(type: number, body: Buffer, fixTime: number, raw: Buffer)
   const attributes: Attributes = { message_type: type, result };
   const driverId = driverCardId(result);
   if (driverId !== null) attributes.driver_unique_id = driverId;
-  return {
-    fixTime,
-    valid: false,
-    lat: null,
-    lng: null,
-    speedKmh: null,
-    headingDeg: null,
-    altitudeM: null,
-    satellites: null,
-    ignition: null,
-    odometerM: null,
-    alarms: [],
-    attributes,
-    raw,
-  };
+  return recordWithoutLocation(fixTime, attributes, raw);
 }
 
 function isPrintable(body: Buffer): boolean {
