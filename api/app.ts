@@ -75,6 +75,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     clock: ctx.clock,
     keyUsage,
     catchUp: ctx.catchUp,
+    onApplied: ctx.projections.onApplied,
   });
   registerRateLimit(app, ctx.clock, settings.rateLimits);
   registerScopeCheck(app);

@@ -36,10 +36,6 @@ export class ReadModels {
          WHERE d.device_id = ? AND d.customer_id = ?`,
       ),
       latest: db.prepare('SELECT * FROM latest_positions WHERE device_id = ? AND customer_id = ?'),
-      latestPage: db.prepare(
-        `SELECT p.*, d.name AS device_name FROM latest_positions p JOIN devices d ON d.device_id = p.device_id
-         WHERE p.customer_id = ? AND p.device_id > ? ORDER BY p.device_id LIMIT ?`,
-      ),
     };
   }
 
@@ -85,34 +81,6 @@ export class ReadModels {
       ...r,
       position: (this.q.latest!.get(r.device_id, customerId) as LatestPositionRow | undefined) ?? null,
     }));
-  }
-
-  /** One page of latest positions in device id order, strictly after `afterId`. */
-  latestPositions(
-    customerId: string,
-    filter: { deviceIds: string[] | null; groupId: string | null; afterId: string | null; limit: number },
-  ): Array<LatestPositionRow & { device_name: string | null }> {
-    if (!filter.deviceIds && !filter.groupId) {
-      return this.q.latestPage!.all(customerId, filter.afterId ?? '', filter.limit) as Array<
-        LatestPositionRow & { device_name: string | null }
-      >;
-    }
-    const where = ['p.customer_id = ?', 'p.device_id > ?'];
-    const args: unknown[] = [customerId, filter.afterId ?? ''];
-    if (filter.deviceIds) {
-      where.push(`p.device_id IN (${filter.deviceIds.map(() => '?').join(', ')})`);
-      args.push(...filter.deviceIds);
-    }
-    if (filter.groupId) {
-      where.push('d.group_id = ?');
-      args.push(filter.groupId);
-    }
-    return this.db
-      .prepare(
-        `SELECT p.*, d.name AS device_name FROM latest_positions p JOIN devices d ON d.device_id = p.device_id
-         WHERE ${where.join(' AND ')} ORDER BY p.device_id LIMIT ?`,
-      )
-      .all(...args, filter.limit) as Array<LatestPositionRow & { device_name: string | null }>;
   }
 }
 

@@ -28,4 +28,4 @@ export const readModelProjections: Projection[] = [
 
 export { ProjectionRunner, openReadModelDb } from './runner.js';
 export type { DeviceRow, DeviceStatus } from './devices/evolve.js';
-export type { LatestPositionRow } from './latest-positions/evolve.js';
+export { evolveLatestPosition, type LatestPositionRow } from './latest-positions/evolve.js';

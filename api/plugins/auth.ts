@@ -13,10 +13,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import { API_KEY_PREFIX, OAUTH_TOKEN_PREFIX, hashesEqual, sha256Hex } from '../../core/credentials.js';
 import type { Plan, Scope } from '../../core/events.js';
-import type { CredentialQueries } from '../credential-queries.js';
+import type { ProjectionsView } from '../context.js';
+import { CredentialCache } from '../credential-cache.js';
+import type { CredentialQueries, OAuthTokenRecord } from '../credential-queries.js';
 import type { KeyUsageRecorder } from '../key-usage.js';
 import { ApiError } from '../problem.js';
-import type { ReadModels } from '../read-models.js';
+import type { ApiKeyRow, ReadModels } from '../read-models.js';
 
 export interface AuthContext {
   customerId: string;
@@ -57,6 +59,13 @@ export interface AuthDeps {
   keyUsage: KeyUsageRecorder;
   /** Brings the read models up to date; tried once before refusing a credential we do not know yet. */
   catchUp: () => Promise<void>;
+  /** The runner's committed batches, which invalidate the credential caches. */
+  onApplied: ProjectionsView['onApplied'];
+}
+
+interface Caches {
+  keys: CredentialCache<ApiKeyRow>;
+  tokens: CredentialCache<OAuthTokenRecord>;
 }
 
 function invalidToken(detail: string): ApiError {
@@ -73,18 +82,18 @@ async function lookup<T>(find: () => T | null, catchUp: () => Promise<void>): Pr
   return find();
 }
 
-async function authenticateApiKey(secret: string, deps: AuthDeps): Promise<AuthContext> {
+async function authenticateApiKey(secret: string, deps: AuthDeps, caches: Caches): Promise<AuthContext> {
   const hash = sha256Hex(secret);
-  const key = await lookup(() => deps.readModels.apiKeyByHash(hash), deps.catchUp);
+  const key = await lookup(() => caches.keys.get(hash, () => deps.readModels.apiKeyByHash(hash)), deps.catchUp);
   if (!key || !hashesEqual(key.secret_sha256, hash)) throw invalidToken('The API key is unknown or revoked.');
   if (key.revoked_at !== null) throw invalidToken('The API key is unknown or revoked.');
   deps.keyUsage.touch(key.customer_id, key.key_id, deps.clock.now());
   return { customerId: key.customer_id, credential: { kind: 'api_key', id: key.key_id }, scopes: key.scopes, plan: key.plan };
 }
 
-async function authenticateOAuthToken(secret: string, deps: AuthDeps): Promise<AuthContext> {
+async function authenticateOAuthToken(secret: string, deps: AuthDeps, caches: Caches): Promise<AuthContext> {
   const hash = sha256Hex(secret);
-  const token = await lookup(() => deps.credentials.oauthTokenByHash(hash), deps.catchUp);
+  const token = await lookup(() => caches.tokens.get(hash, () => deps.credentials.oauthTokenByHash(hash)), deps.catchUp);
   if (!token || !hashesEqual(token.token_sha256, hash)) throw invalidToken('The access token is unknown.');
   if (token.revoked_at !== null) throw invalidToken('The access token was revoked with its OAuth client.');
   if (token.expires_at <= deps.clock.now()) throw invalidToken('The access token has expired; request a new one.');
@@ -99,6 +108,12 @@ async function authenticateOAuthToken(secret: string, deps: AuthDeps): Promise<A
 /** Sets `request.auth` on routes that need a scope, or refuses with 401. */
 export function registerAuthentication(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('auth', null);
+  const caches: Caches = { keys: new CredentialCache(), tokens: new CredentialCache() };
+  const stop = deps.onApplied((events) => {
+    caches.keys.invalidateOn(events);
+    caches.tokens.invalidateOn(events);
+  });
+  app.addHook('onClose', async () => stop());
   app.addHook('onRequest', async (request: FastifyRequest) => {
     if (!requiredScopes(request)) return;
     const header = request.headers.authorization;
@@ -109,8 +124,8 @@ export function registerAuthentication(app: FastifyInstance, deps: AuthDeps): vo
       });
     }
     const secret = match[1]!;
-    if (secret.startsWith(API_KEY_PREFIX)) request.auth = await authenticateApiKey(secret, deps);
-    else if (secret.startsWith(OAUTH_TOKEN_PREFIX)) request.auth = await authenticateOAuthToken(secret, deps);
+    if (secret.startsWith(API_KEY_PREFIX)) request.auth = await authenticateApiKey(secret, deps, caches);
+    else if (secret.startsWith(OAUTH_TOKEN_PREFIX)) request.auth = await authenticateOAuthToken(secret, deps, caches);
     else throw invalidToken('The credential is not an API key or access token of this service.');
   });
 }

@@ -1,53 +1,44 @@
 /** Positions: the latest of every device (paginated by device id) and the history of one. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiContext } from '../context.js';
 import { authOf } from '../plugins/auth.js';
 import { Problem, iso } from '../schemas/common.js';
-import { HistoryList, HistoryQuery, LatestPositionList, LatestPositionsQuery } from '../schemas/positions.js';
+import { HistoryList, HistoryQuery, LatestPosition, LatestPositionList, LatestPositionsQuery } from '../schemas/positions.js';
+import { LatestPositionsIndex } from '../latest-positions-index.js';
+import fastJson from 'fast-json-stringify';
 import { historyPage } from '../read-models.js';
-import { decodeCursor, page } from '../pagination.js';
+import { decodeCursor, encodeCursor, page } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
+import { listBody, sendSerialized } from '../send-serialized.js';
 import { parseTime } from '../time.js';
 
 const MAX_WINDOW_MS = 31 * 86_400_000;
 
 export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { index: latest, stop } = LatestPositionsIndex.follow(ctx.readModels.db, ctx.projections.onApplied, fastJson(LatestPosition));
+  app.addHook('onClose', async () => stop());
   r.get(
     '/v1/positions/latest',
     {
       config: { scope: 'positions:read' },
       schema: { tags: ['Positions'], summary: 'List the latest position of every device', operationId: 'listLatestPositions', querystring: LatestPositionsQuery, response: { 200: LatestPositionList, 400: Problem, 401: Problem, 403: Problem } },
     },
-    async (request) => {
+    async (request, reply) => {
       const auth = authOf(request);
       const q = request.query;
       const deviceIds = q.device_id ? [...new Set(q.device_id.split(',').filter(Boolean))].sort() : null;
       const filters = { device_id: deviceIds, group_id: q.group_id ?? null };
-      const rows = ctx.readModels.latestPositions(auth.customerId, {
+      const { items, lastId, hasMore } = latest.page(auth.customerId, {
         deviceIds,
         groupId: q.group_id ?? null,
         afterId: decodeCursor(q.cursor, filters),
-        limit: q.limit + 1,
+        limit: q.limit,
       });
-      const result = page(rows, q.limit, (p) => p.device_id, filters);
-      return {
-        data: result.data.map((p) => ({
-          device_id: p.device_id,
-          device_name: p.device_name,
-          lat: p.lat,
-          lng: p.lng,
-          speed_kmh: p.speed_kmh,
-          heading_deg: p.heading_deg,
-          altitude_m: p.altitude_m,
-          satellites: p.satellites,
-          timestamp: iso(p.fix_time),
-          received_at: iso(p.received_at),
-          ignition: p.ignition === null ? null : p.ignition === 1,
-        })),
-        pagination: result.pagination,
-      };
+      const pagination = { next_cursor: hasMore && lastId ? encodeCursor(lastId, filters) : null, has_more: hasMore };
+      // Items arrive serialised by the index (from the same LatestPosition schema); only the envelope is built here.
+      return sendSerialized(reply as FastifyReply, listBody(items, pagination));
     },
   );
 

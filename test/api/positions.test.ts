@@ -3,6 +3,9 @@ import type { PositionRecorded } from '../../core/events.js';
 import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
+import fastJson from 'fast-json-stringify';
+import { LatestPositionsIndex } from '../../api/latest-positions-index.js';
+import { LatestPosition } from '../../api/schemas/positions.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 
 let h: ApiHarness;
@@ -36,7 +39,7 @@ async function setup() {
     ]);
     await h.runner.waitFor(r.position);
   };
-  return { apiKey, deviceId, record, headers: { authorization: `Bearer ${apiKey}` } };
+  return { apiKey, customerId, deviceId, record, headers: { authorization: `Bearer ${apiKey}` } };
 }
 
 describe('GET /v1/positions/latest', () => {
@@ -98,6 +101,45 @@ describe('GET /v1/positions/latest', () => {
     const mismatch = await h.app.inject({ method: 'GET', url: `/v1/positions/latest?limit=1&cursor=${next}`, headers });
     expect(mismatch.statusCode).toBe(400);
     expect(mismatch.json().code).toBe('cursor_mismatch');
+  });
+
+  it('follows renames and regrouping, filters by group, and agrees with an index loaded afresh from the read model', async () => {
+    const { customerId, deviceId, record, headers } = await setup();
+    await record(1);
+    const other = await h.app.inject({
+      method: 'POST', url: '/v1/devices', headers, payload: { imei: imeiFrom('35693803564381'), model: 'FMB920', name: 'Van 8', group_id: 'south' },
+    });
+    const otherId = other.json().id as string;
+    const r = await h.store.appendToStream(streams.telemetry(otherId), [
+      {
+        id: randomUuid(),
+        type: 'PositionRecorded',
+        data: {
+          device_id: otherId, customer_id: customerId, protocol: 'gt06', fix_time: T0, received_at: T0 + 100, valid: true, lat: 50.5, lng: 20.25,
+          speed_kmh: null, heading_deg: null, altitude_m: null, satellites: null, ignition: null, odometer_m: null, attributes: {},
+        },
+      },
+    ]);
+    await h.runner.waitFor(r.position);
+    const patch = await h.app.inject({ method: 'PATCH', url: `/v1/devices/${deviceId}`, headers, payload: { name: 'Van 7 (north)', group_id: 'north' } });
+    expect(patch.statusCode).toBe(200);
+
+    const north = await h.app.inject({ method: 'GET', url: '/v1/positions/latest?group_id=north', headers });
+    expect(north.json().data.map((p: { device_id: string; device_name: string }) => [p.device_id, p.device_name])).toEqual([[deviceId, 'Van 7 (north)']]);
+    const south = await h.app.inject({ method: 'GET', url: '/v1/positions/latest?group_id=south', headers });
+    expect(south.json().data).toEqual([
+      {
+        device_id: otherId, device_name: 'Van 8', lat: 50.5, lng: 20.25, speed_kmh: null, heading_deg: null, altitude_m: null, satellites: null,
+        timestamp: '2026-11-20T08:00:00.000Z', received_at: '2026-11-20T08:00:00.100Z', ignition: null,
+      },
+    ]);
+
+    // A process started now loads the index from the read model: it must answer exactly as the one that followed the runner.
+    const all = await h.app.inject({ method: 'GET', url: '/v1/positions/latest', headers });
+    const fresh = LatestPositionsIndex.follow(h.readModels.db, () => () => undefined, fastJson(LatestPosition)).index;
+    const page = fresh.page(customerId, { deviceIds: null, groupId: null, afterId: null, limit: 50 });
+    expect(page.items.map((i) => JSON.parse(i.toString('utf8')) as unknown)).toEqual(all.json().data);
+    expect(page.items).toHaveLength(2);
   });
 });
 

@@ -78,7 +78,6 @@ async function main(): Promise<void> {
   const devices = Number(process.argv[2] ?? '10000');
   const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-api-'));
   const store = new SqliteEventStore(join(dir, 'events.sqlite'), { synchronous: 'OFF' });
-  // Enterprise: the bench measures the API, not the plan's rate limit.
   const customer = await createCustomer(store, systemClock, { name: 'Bench Fleet', plan: 'enterprise' });
   const ids = await seed(store, customer.customer_id, devices, 20_000);
   const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
@@ -92,6 +91,8 @@ async function main(): Promise<void> {
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),
       projections: runnerView(runner, store, systemClock),
+      // The bench measures the API, not the plan's limit: the limiter still runs, with a budget the load cannot exhaust.
+      settings: { rateLimits: { tenants: { [customer.customer_id]: { perMinute: 1e9, burst: 1e9 } } } },
     },
     silentLogger,
   );
@@ -111,7 +112,9 @@ async function main(): Promise<void> {
     if (res.statusCode !== 200) throw new Error(`${m.path}: ${res.statusCode} ${res.body}`);
     const body = res.body;
     const staticPath = `/static/${i}`;
-    reference.get(staticPath, (_req, reply) => reply.type('application/json; charset=utf-8').send(body));
+    // Prebuilt bytes: the fastest a route can answer with this body.
+    const bytes = Buffer.from(body);
+    reference.get(staticPath, (_req, reply) => reply.type('application/json; charset=utf-8').send(bytes));
     paths.push({ ...m, bytes: Buffer.byteLength(body), staticPath });
   }
   await reference.listen({ host: '127.0.0.1', port: 0 });

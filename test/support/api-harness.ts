@@ -20,6 +20,7 @@ export interface ApiHarness {
   store: SqliteEventStore;
   clock: ManualClock;
   runner: ProjectionRunner;
+  readModels: ReadModels;
   newCustomer(name?: string, plan?: Plan): Promise<{ customerId: string; apiKey: string }>;
   newKey(customerId: string, scopes: Scope[]): Promise<string>;
   close(): Promise<void>;
@@ -35,11 +36,12 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
   const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
   const runner = new ProjectionRunner(store, db, readModelProjections, silentLogger);
   await runner.start();
+  const readModels = new ReadModels(db);
   const app = await buildApp(
     {
       store,
       clock,
-      readModels: new ReadModels(db),
+      readModels,
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),
       projections: runnerView(runner, store, clock),
@@ -53,6 +55,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     store,
     clock,
     runner,
+    readModels,
     async newCustomer(name = 'Acme Haulage', plan: Plan = 'pro') {
       const c = await createCustomer(store, clock, { name, plan });
       return { customerId: c.customer_id, apiKey: c.api_key };
