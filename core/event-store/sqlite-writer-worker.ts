@@ -1,23 +1,49 @@
-/** Worker thread entry: owns the write connection of the SQLite event store (see sqlite.ts). */
+/**
+ * Worker thread entry: owns the write connection of the SQLite event store (see sqlite.ts).
+ * Batches that arrive while a transaction is being written wait in `queued`; once it is
+ * done, all of them go into the next transaction (group commit without a round trip).
+ */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
-import { LogWriter, type WireAppend } from './sqlite-log-writer.js';
+import { LogWriter, type WireAppend, type WireOutcome } from './sqlite-log-writer.js';
 
 export type WriterRequest = { batch: WireAppend[] } | { close: true };
+
+/** The outcome of one transaction, covering the oldest `count` appends not yet answered. */
+export type WriterReply = { count: number; outcomes: WireOutcome[] } | { count: number; error: string };
 
 const { path, synchronous } = workerData as { path: string } & Required<SqliteLogOptions>;
 const db = openLog(path, { synchronous });
 const writer = new LogWriter(db);
+let queued: WireAppend[] = [];
+let commitScheduled = false;
+let closeRequested = false;
 
-parentPort!.on('message', (request: WriterRequest) => {
-  if ('close' in request) {
+/** Runs after every message that arrived in this turn has been queued. */
+function commitQueued(): void {
+  commitScheduled = false;
+  const batch = queued;
+  queued = [];
+  if (batch.length > 0) {
+    let reply: WriterReply;
+    try {
+      reply = { count: batch.length, outcomes: writer.writeBatch(batch) };
+    } catch (err) {
+      reply = { count: batch.length, error: err instanceof Error ? err.message : String(err) };
+    }
+    parentPort!.postMessage(reply);
+  }
+  if (closeRequested) {
     db.close();
     parentPort!.close();
-    return;
   }
-  try {
-    parentPort!.postMessage({ outcomes: writer.writeBatch(request.batch) });
-  } catch (err) {
-    parentPort!.postMessage({ error: err instanceof Error ? err.message : String(err) });
+}
+
+parentPort!.on('message', (request: WriterRequest) => {
+  if ('close' in request) closeRequested = true;
+  else for (const append of request.batch) queued.push(append);
+  if (!commitScheduled) {
+    commitScheduled = true;
+    setImmediate(commitQueued);
   }
 });

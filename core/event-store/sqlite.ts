@@ -2,11 +2,13 @@
  * Embedded event store on SQLite (better-sqlite3, WAL, synchronous=FULL).
  *
  * Writes run in a worker thread that owns the write connection: the commit and its
- * fsync never block the thread that serves sockets and HTTP. Group commit: every append
- * issued while the previous batch was being written goes into the next batch, ONE
- * transaction, so a thousand devices cost one fsync rather than a thousand. Each caller's
- * promise resolves only after that transaction committed: that is what makes an ack sent
- * after `await appendToStream(...)` durable. Reads use this thread's own connection (WAL
+ * fsync never block the thread that serves sockets and HTTP. Appends made in one turn of
+ * the event loop are posted together at its end; the writer commits everything that
+ * reached it while it was busy as ONE transaction (group commit), so a thousand devices
+ * cost one fsync rather than a thousand, and the next transaction starts as soon as the
+ * previous one is done, without a round trip through this thread. Each caller's promise
+ * resolves only after its transaction committed: that is what makes an ack sent after
+ * `await appendToStream(...)` durable. Reads use this thread's own connection (WAL
  * readers see every committed batch).
  */
 import type Database from 'better-sqlite3';
@@ -27,9 +29,9 @@ import {
   type Subscription,
   WrongExpectedRevisionError,
 } from './port.js';
-import type { WireAppend, WireOutcome } from './sqlite-log-writer.js';
+import type { WireAppend } from './sqlite-log-writer.js';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
-import type { WriterRequest } from './sqlite-writer-worker.js';
+import type { WriterReply, WriterRequest } from './sqlite-writer-worker.js';
 
 interface PendingAppend {
   wire: WireAppend;
@@ -38,7 +40,6 @@ interface PendingAppend {
   reject: (e: unknown) => void;
 }
 
-type WriterReply = { outcomes: WireOutcome[] } | { error: string };
 
 interface FollowState {
   cursor: number;
@@ -57,6 +58,9 @@ interface EventRow {
   metadata: string;
   created: number;
 }
+
+const SELECT_EVENTS = `SELECT e.position, e.event_id, s.name AS stream, e.revision, e.type, e.data, e.metadata, e.created
+  FROM events e JOIN streams s ON s.id = e.stream_id`;
 
 /** How often a subscriber looks for events appended by another process on the same file. */
 const POLL_MS = 200;
@@ -78,9 +82,11 @@ export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
   private readonly clock: Clock;
   private readonly writer: Worker;
+  /** Appends made in this turn of the event loop, posted to the writer at its end. */
   private pending: PendingAppend[] = [];
-  /** The batch the writer is committing; null when it is idle. */
-  private writing: PendingAppend[] | null = null;
+  private flushScheduled = false;
+  /** Posted to the writer and not yet committed, in the order the writer commits them. */
+  private inFlight: PendingAppend[] = [];
   private writerFailure: Error | null = null;
   private readonly committed = new EventEmitter();
   private closed = false;
@@ -99,12 +105,12 @@ export class SqliteEventStore implements EventStore {
     this.committed.setMaxListeners(0);
     this.stmt = {
       readForwards: this.db.prepare(
-        'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
+        `${SELECT_EVENTS} WHERE s.name = ? AND e.revision >= ? ORDER BY e.revision ASC LIMIT ?`,
       ),
       readBackwards: this.db.prepare(
-        'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?',
+        `${SELECT_EVENTS} WHERE s.name = ? AND e.revision <= ? ORDER BY e.revision DESC LIMIT ?`,
       ),
-      readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position ASC LIMIT ?'),
+      readAll: this.db.prepare(`${SELECT_EVENTS} WHERE e.position > ? ORDER BY e.position ASC LIMIT ?`),
     };
     this.writer = new Worker(WRITER_ENTRY, { workerData: { path, synchronous: options.synchronous ?? 'FULL' } });
     this.writer.unref(); // referenced only while a batch is being written
@@ -136,23 +142,27 @@ export class SqliteEventStore implements EventStore {
     };
     return new Promise((resolve, reject) => {
       this.pending.push({ wire, expected, resolve, reject });
-      if (this.writing === null) this.startBatch();
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
     });
   }
 
-  /** Hands everything pending to the writer as one transaction. */
-  private startBatch(): void {
-    if (this.pending.length === 0) return;
-    this.writing = this.pending;
+  /** Posts this turn's appends; the writer adds them to the transaction it starts next. */
+  private flush(): void {
+    this.flushScheduled = false;
+    if (this.pending.length === 0 || this.writerFailure) return;
+    if (this.inFlight.length === 0) this.writer.ref(); // keeps the process alive until they commit
+    const request: WriterRequest = { batch: this.pending.map((p) => p.wire) };
+    for (const append of this.pending) this.inFlight.push(append);
     this.pending = [];
-    this.writer.ref();
-    const request: WriterRequest = { batch: this.writing.map((p) => p.wire) };
     this.writer.postMessage(request);
   }
 
+  /** One transaction ended: it held the oldest `count` appends in flight. */
   private settle(reply: WriterReply): void {
-    const batch = this.writing ?? [];
-    this.writing = null;
+    const batch = this.inFlight.splice(0, reply.count);
     if ('error' in reply) {
       // The whole transaction rolled back: nothing of this batch is durable.
       const err = new Error(`event store write failed: ${reply.error}`);
@@ -170,16 +180,15 @@ export class SqliteEventStore implements EventStore {
       });
       this.committed.emit('commit');
     }
-    if (this.pending.length > 0) this.startBatch();
-    else this.writer.unref();
+    if (this.inFlight.length === 0) this.writer.unref();
     this.committed.emit('settled');
   }
 
   /** The writer is gone: nothing in flight or pending can be made durable any more. */
   private fail(err: Error): void {
     this.writerFailure = err;
-    for (const append of [...(this.writing ?? []), ...this.pending]) append.reject(err);
-    this.writing = null;
+    for (const append of [...this.inFlight, ...this.pending]) append.reject(err);
+    this.inFlight = [];
     this.pending = [];
     this.committed.emit('settled');
   }
@@ -253,7 +262,7 @@ export class SqliteEventStore implements EventStore {
   /** Waits for pending appends, then closes the writer and the database. */
   async close(): Promise<void> {
     if (this.closed) return;
-    while ((this.writing !== null || this.pending.length > 0) && !this.writerFailure) {
+    while ((this.inFlight.length > 0 || this.pending.length > 0) && !this.writerFailure) {
       await new Promise<void>((resolve) => this.committed.once('settled', resolve));
     }
     this.closed = true;

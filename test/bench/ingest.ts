@@ -24,7 +24,10 @@ export interface IngestFigure {
 const SERVER = fileURLToPath(new URL('./ingest-server.js', import.meta.url));
 
 async function startServer(mode: string, dir: string, devices: number): Promise<{ child: ChildProcess; ports: Record<ProtocolName, number> }> {
-  const child = fork(SERVER, [mode, dir, String(devices)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  // FLEET_BENCH_PROFILE=DIR writes a CPU profile of each server process there.
+  const profileDir = process.env.FLEET_BENCH_PROFILE;
+  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = fork(SERVER, [mode, dir, String(devices)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv });
   const ports = await new Promise<Record<ProtocolName, number>>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
