@@ -151,7 +151,8 @@ export class DeviceConnection {
       this.session.frameIndex += 1;
     }
 
-    if (decoded.identity && !(await this.bind(decoded.identity))) {
+    // Most frames repeat the identity the connection is bound to: no await for those.
+    if (decoded.identity && !this.isBoundTo(decoded.identity) && !(await this.bind(decoded.identity))) {
       if (decoded.refuse) this.write(decoded.refuse);
       this.close('refused', 'unknown device');
       return;
@@ -186,10 +187,13 @@ export class DeviceConnection {
     if (decoded.reply) this.write(decoded.reply);
   }
 
+  private isBoundTo(identity: DeviceIdentity): boolean {
+    return this.device !== null && (identity.imei === this.device.imei || identity.terminalId === this.device.terminal_id);
+  }
+
   /** Binds the connection to a registered device; false when the identity is unknown or changes mid-connection. */
   private async bind(identity: DeviceIdentity): Promise<boolean> {
     if (this.device) {
-      if (identity.imei === this.device.imei || identity.terminalId === this.device.terminal_id) return true;
       const other = await this.deps.directory.resolve(identity);
       if (other?.device_id === this.device.device_id) return true;
       this.log.warn({ device: this.label(), other: identityLabel(identity) }, 'identity changed mid-connection');

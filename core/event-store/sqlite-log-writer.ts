@@ -4,20 +4,7 @@
  * block the thread that reads device sockets; the messages it exchanges are plain data.
  */
 import type Database from 'better-sqlite3';
-
-/** One appendToStream call, as posted to the writer. */
-export interface WireAppend {
-  stream: string;
-  /** 'any' | 'no_stream' | 'stream_exists', or an exact revision as a decimal string. */
-  expected: string;
-  events: Array<{ id: string; type: string; data: string; metadata: string }>;
-  created: number;
-}
-
-export type WireOutcome =
-  | { ok: true; revision: number; position: number }
-  /** The expected revision did not hold; `current` is -1 for no stream. */
-  | { ok: false; current: number };
+import type { WireAppend, WireOutcome } from './sqlite-wire.js';
 
 /** What one transaction learnt about streams; kept only once it committed. */
 interface BatchState {

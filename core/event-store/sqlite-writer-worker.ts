@@ -5,12 +5,14 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
-import { LogWriter, type WireAppend, type WireOutcome } from './sqlite-log-writer.js';
+import { LogWriter } from './sqlite-log-writer.js';
+import { decodeBatch, encodeOutcomes, type WireAppend } from './sqlite-wire.js';
 
-export type WriterRequest = { batch: WireAppend[] } | { close: true };
+/** `batch` is encodeBatch()'s text. */
+export type WriterRequest = { batch: string } | { close: true };
 
 /** The outcome of one transaction, covering the oldest `count` appends not yet answered. */
-export type WriterReply = { count: number; outcomes: WireOutcome[] } | { count: number; error: string };
+export type WriterReply = { count: number; outcomes: Float64Array } | { count: number; error: string };
 
 const { path, synchronous } = workerData as { path: string } & Required<SqliteLogOptions>;
 const db = openLog(path, { synchronous });
@@ -27,7 +29,7 @@ function commitQueued(): void {
   if (batch.length > 0) {
     let reply: WriterReply;
     try {
-      reply = { count: batch.length, outcomes: writer.writeBatch(batch) };
+      reply = { count: batch.length, outcomes: encodeOutcomes(writer.writeBatch(batch)) };
     } catch (err) {
       reply = { count: batch.length, error: err instanceof Error ? err.message : String(err) };
     }
@@ -41,7 +43,7 @@ function commitQueued(): void {
 
 parentPort!.on('message', (request: WriterRequest) => {
   if ('close' in request) closeRequested = true;
-  else for (const append of request.batch) queued.push(append);
+  else for (const append of decodeBatch(request.batch)) queued.push(append);
   if (!commitScheduled) {
     commitScheduled = true;
     setImmediate(commitQueued);

@@ -29,7 +29,7 @@ import {
   type Subscription,
   WrongExpectedRevisionError,
 } from './port.js';
-import type { WireAppend } from './sqlite-log-writer.js';
+import { encodeBatch, outcomeAt, type WireAppend } from './sqlite-wire.js';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 import type { WriterReply, WriterRequest } from './sqlite-writer-worker.js';
 
@@ -154,7 +154,7 @@ export class SqliteEventStore implements EventStore {
     this.flushScheduled = false;
     if (this.pending.length === 0 || this.writerFailure) return;
     if (this.inFlight.length === 0) this.writer.ref(); // keeps the process alive until they commit
-    const request: WriterRequest = { batch: this.pending.map((p) => p.wire) };
+    const request: WriterRequest = { batch: encodeBatch(this.pending.map((p) => p.wire)) };
     for (const append of this.pending) this.inFlight.push(append);
     this.pending = [];
     this.writer.postMessage(request);
@@ -169,7 +169,7 @@ export class SqliteEventStore implements EventStore {
       for (const append of batch) append.reject(err);
     } else {
       batch.forEach((append, i) => {
-        const outcome = reply.outcomes[i]!;
+        const outcome = outcomeAt(reply.outcomes, i);
         if (outcome.ok) {
           const p = BigInt(outcome.position);
           append.resolve({ nextExpectedRevision: BigInt(outcome.revision), position: { commit: p, prepare: p } });

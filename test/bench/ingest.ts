@@ -26,7 +26,7 @@ const SERVER = fileURLToPath(new URL('./ingest-server.js', import.meta.url));
 async function startServer(mode: string, dir: string, devices: number): Promise<{ child: ChildProcess; ports: Record<ProtocolName, number> }> {
   // FLEET_BENCH_PROFILE=DIR writes a CPU profile of each server process there.
   const profileDir = process.env.FLEET_BENCH_PROFILE;
-  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const execArgv = profileDir === 'perf' ? ['--perf-basic-prof'] : profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const child = fork(SERVER, [mode, dir, String(devices)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv });
   const ports = await new Promise<Record<ProtocolName, number>>((resolve, reject) => {
     let out = '';

@@ -1,0 +1,71 @@
+/**
+ * What the SQLite store's two threads exchange, packed flat: a batch of appends
+ * travels as one string and the outcomes as one Float64Array, because copying one
+ * flat value between threads costs far less than cloning hundreds of small objects.
+ */
+
+/** One appendToStream call, as the writer receives it. */
+export interface WireAppend {
+  stream: string;
+  /** 'any' | 'no_stream' | 'stream_exists', or an exact revision as a decimal string. */
+  expected: string;
+  events: Array<{ id: string; type: string; data: string; metadata: string }>;
+  created: number;
+}
+
+export type WireOutcome =
+  | { ok: true; revision: number; position: number }
+  /** The expected revision did not hold; `current` is -1 for no stream. */
+  | { ok: false; current: number };
+
+// JSON text never holds raw control characters (JSON.stringify escapes them), so these
+// separate fields and appends unambiguously; names and ids are checked for them.
+const FIELD = '\u001f';
+const APPEND = '\u001e';
+const SEPARATORS = /[\u001e\u001f]/;
+
+export function encodeBatch(appends: readonly WireAppend[]): string {
+  let out = '';
+  for (let i = 0; i < appends.length; i++) {
+    const a = appends[i]!;
+    if (SEPARATORS.test(a.stream)) throw new Error(`stream name holds a control character: ${JSON.stringify(a.stream)}`);
+    if (i > 0) out += APPEND;
+    out += a.stream + FIELD + a.expected + FIELD + a.created + FIELD + a.events.length;
+    for (const e of a.events) {
+      if (SEPARATORS.test(e.id) || SEPARATORS.test(e.type)) throw new Error(`event id or type holds a control character: ${JSON.stringify(e.id)}`);
+      out += FIELD + e.id + FIELD + e.type + FIELD + e.metadata + FIELD + e.data;
+    }
+  }
+  return out;
+}
+
+export function decodeBatch(text: string): WireAppend[] {
+  const appends: WireAppend[] = [];
+  for (const chunk of text.split(APPEND)) {
+    const f = chunk.split(FIELD);
+    const count = Number(f[3]);
+    const events: WireAppend['events'] = [];
+    for (let i = 0, at = 4; i < count; i++, at += 4) {
+      events.push({ id: f[at]!, type: f[at + 1]!, metadata: f[at + 2]!, data: f[at + 3]! });
+    }
+    appends.push({ stream: f[0]!, expected: f[1]!, created: Number(f[2]), events });
+  }
+  return appends;
+}
+
+/** Two numbers per outcome: [revision, position], or [current, NaN] when the expected revision failed. */
+export function encodeOutcomes(outcomes: readonly WireOutcome[]): Float64Array {
+  const out = new Float64Array(outcomes.length * 2);
+  outcomes.forEach((o, i) => {
+    out[2 * i] = o.ok ? o.revision : o.current;
+    out[2 * i + 1] = o.ok ? o.position : NaN;
+  });
+  return out;
+}
+
+export function outcomeAt(packed: Float64Array, i: number): WireOutcome {
+  const position = packed[2 * i + 1]!;
+  return Number.isNaN(position)
+    ? { ok: false, current: packed[2 * i]! }
+    : { ok: true, revision: packed[2 * i]!, position };
+}
