@@ -24,9 +24,8 @@ export interface IngestFigure {
 const SERVER = fileURLToPath(new URL('./ingest-server.js', import.meta.url));
 
 async function startServer(mode: string, dir: string, devices: number): Promise<{ child: ChildProcess; ports: Record<ProtocolName, number> }> {
-  // FLEET_BENCH_PROFILE=DIR writes a CPU profile of each server process there.
-  const profileDir = process.env.FLEET_BENCH_PROFILE;
-  const execArgv = profileDir === 'perf' ? ['--perf-basic-prof'] : profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  // FLEET_BENCH_NODE_ARGS: node flags for the server processes, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const execArgv = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = fork(SERVER, [mode, dir, String(devices)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv });
   const ports = await new Promise<Record<ProtocolName, number>>((resolve, reject) => {
     let out = '';
