@@ -4,10 +4,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
- * Stream names are stored once, in `streams`; events carry the integer id. A thousand
- * devices append to a thousand stream tails at once, and each tail is a page of the
- * (stream, revision) index: small integer keys pack many tails per page, so a commit
- * writes far fewer pages than with the names inline.
+ * `events` is the log, in commit order; it alone is the truth. Finding a stream's events
+ * goes through `stream_index`, which is maintained in bulk (see sqlite-stream-index.ts),
+ * the way EventStoreDB indexes its log: a per-event (stream, revision) b-tree costs one
+ * dirty page per stream per commit, and with a thousand devices appending together that
+ * was most of what every commit wrote. Events after `indexed_through` are the tail, found
+ * by `events_tail`, a narrow index in position order that only ever grows at its end.
+ * Stream names are stored once, in `streams`.
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS streams (
@@ -17,24 +20,46 @@ CREATE TABLE IF NOT EXISTS streams (
 CREATE TABLE IF NOT EXISTS events (
   position  INTEGER PRIMARY KEY,
   event_id  TEXT NOT NULL UNIQUE,
-  stream_id INTEGER NOT NULL REFERENCES streams (id),
+  stream_id INTEGER NOT NULL,
   revision  INTEGER NOT NULL,
   type      TEXT NOT NULL,
   data      TEXT NOT NULL,
   metadata  TEXT NOT NULL,
-  created   INTEGER NOT NULL,
-  UNIQUE (stream_id, revision)
-);`;
+  created   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_tail ON events (position, stream_id, revision);
+CREATE TABLE IF NOT EXISTS stream_index (
+  stream_id INTEGER NOT NULL,
+  revision  INTEGER NOT NULL,
+  position  INTEGER NOT NULL,
+  PRIMARY KEY (stream_id, revision)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS log_state (
+  name  TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO log_state (name, value) VALUES ('indexed_through', 0);`;
 
-/** Logs written before streams had ids kept the name in each event row. */
-const MIGRATE_NAMED_STREAMS = `
-ALTER TABLE events RENAME TO events_named;
-${SCHEMA}
-INSERT INTO streams (name) SELECT DISTINCT stream FROM events_named ORDER BY stream;
-INSERT INTO events (position, event_id, stream_id, revision, type, data, metadata, created)
-  SELECT e.position, e.event_id, s.id, e.revision, e.type, e.data, e.metadata, e.created
-  FROM events_named e JOIN streams s ON s.name = e.stream ORDER BY e.position;
-DROP TABLE events_named;`;
+/**
+ * Earlier layouts kept (stream, revision) unique inside `events`, first with the stream's
+ * name in every row, then with its id: the log is copied into the current tables and
+ * indexed whole.
+ */
+function migrate(db: Database.Database, columns: string[]): void {
+  db.exec(`ALTER TABLE events RENAME TO events_before;\n${SCHEMA}`);
+  if (columns.includes('stream')) {
+    db.exec(`INSERT INTO streams (name) SELECT DISTINCT stream FROM events_before ORDER BY stream;
+      INSERT INTO events (position, event_id, stream_id, revision, type, data, metadata, created)
+        SELECT e.position, e.event_id, s.id, e.revision, e.type, e.data, e.metadata, e.created
+        FROM events_before e JOIN streams s ON s.name = e.stream ORDER BY e.position;`);
+  } else {
+    db.exec(`INSERT INTO events (position, event_id, stream_id, revision, type, data, metadata, created)
+      SELECT position, event_id, stream_id, revision, type, data, metadata, created FROM events_before ORDER BY position;`);
+  }
+  db.exec(`DROP TABLE events_before;
+    INSERT INTO stream_index (stream_id, revision, position) SELECT stream_id, revision, position FROM events ORDER BY stream_id, revision;
+    UPDATE log_state SET value = (SELECT coalesce(max(position), 0) FROM events) WHERE name = 'indexed_through';`);
+}
 
 export interface SqliteLogOptions {
   /** `FULL` (default) survives power loss; `NORMAL` only survives a process crash. */
@@ -48,13 +73,15 @@ export function openLog(path: string, options: SqliteLogOptions = {}): Database.
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
   db.pragma('busy_timeout = 5000');
-  // Telemetry appends touch one index page per device stream: keep those pages in memory,
-  // and checkpoint the WAL in larger, rarer steps (each checkpoint is an fsync of the db file).
+  // Keep the pages appends touch in memory, and checkpoint the WAL in larger, rarer steps
+  // (each checkpoint is an fsync of the db file).
   db.pragma('cache_size = -65536');
   db.pragma('wal_autocheckpoint = 10000');
   db.transaction(() => {
     const columns = db.prepare("SELECT name FROM pragma_table_info('events')").pluck().all() as string[];
-    db.exec(columns.includes('stream') ? MIGRATE_NAMED_STREAMS : SCHEMA);
+    const indexed = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'stream_index'").get() !== undefined;
+    if (columns.length > 0 && !indexed) migrate(db, columns);
+    else db.exec(SCHEMA);
   }).immediate();
   return db;
 }

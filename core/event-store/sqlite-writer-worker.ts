@@ -2,10 +2,11 @@
  * Worker thread entry: owns the write connection of the SQLite event store (see sqlite.ts).
  * Batches that arrive while a transaction is being written wait in `queued`; once it is
  * done, all of them go into the next transaction (group commit without a round trip).
+ * Between transactions it keeps the stream index up to date (sqlite-stream-index.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 import { LogWriter } from './sqlite-log-writer.js';
+import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 import { decodeBatch, encodeOutcomes, type WireAppend } from './sqlite-wire.js';
 
 /** `batch` is encodeBatch()'s text. */
@@ -14,12 +15,20 @@ export type WriterRequest = { batch: string } | { close: true };
 /** The outcome of one transaction, covering the oldest `count` appends not yet answered. */
 export type WriterReply = { count: number; outcomes: Float64Array } | { count: number; error: string };
 
-const { path, synchronous } = workerData as { path: string } & Required<SqliteLogOptions>;
+export interface WriterSettings extends Required<SqliteLogOptions> {
+  path: string;
+  /** A quiet log still gets its tail indexed this often. */
+  indexFlushIntervalMs: number;
+}
+
+const { path, synchronous, indexFlushIntervalMs } = workerData as WriterSettings;
 const db = openLog(path, { synchronous });
 const writer = new LogWriter(db);
+writer.flushIndexIfDue(1);
 let queued: WireAppend[] = [];
 let commitScheduled = false;
 let closeRequested = false;
+const indexTimer = setInterval(() => writer.flushIndexIfDue(1), indexFlushIntervalMs);
 
 /** Runs after every message that arrived in this turn has been queued. */
 function commitQueued(): void {
@@ -34,8 +43,11 @@ function commitQueued(): void {
       reply = { count: batch.length, error: err instanceof Error ? err.message : String(err) };
     }
     parentPort!.postMessage(reply);
+    // After the reply: acks never wait for index maintenance.
+    writer.flushIndexIfDue();
   }
   if (closeRequested) {
+    clearInterval(indexTimer);
     db.close();
     parentPort!.close();
   }

@@ -31,7 +31,8 @@ import {
 } from './port.js';
 import { encodeBatch, outcomeAt, type WireAppend } from './sqlite-wire.js';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
-import type { WriterReply, WriterRequest } from './sqlite-writer-worker.js';
+import { type EventRow, StreamIndex } from './sqlite-stream-index.js';
+import type { WriterReply, WriterRequest, WriterSettings } from './sqlite-writer-worker.js';
 
 interface PendingAppend {
   wire: WireAppend;
@@ -48,19 +49,6 @@ interface FollowState {
   onCommit: () => void;
 }
 
-interface EventRow {
-  position: number;
-  event_id: string;
-  stream: string;
-  revision: number;
-  type: string;
-  data: string;
-  metadata: string;
-  created: number;
-}
-
-const SELECT_EVENTS = `SELECT e.position, e.event_id, s.name AS stream, e.revision, e.type, e.data, e.metadata, e.created
-  FROM events e JOIN streams s ON s.id = e.stream_id`;
 
 /** How often a subscriber looks for events appended by another process on the same file. */
 const POLL_MS = 200;
@@ -75,6 +63,8 @@ const WRITER_ENTRY = import.meta.url.endsWith('.ts')
   : new URL('./sqlite-writer-worker.js', import.meta.url);
 
 export interface SqliteStoreOptions extends SqliteLogOptions {
+  /** How often a quiet log's tail is indexed (sqlite-stream-index.ts); 1 s by default. */
+  indexFlushIntervalMs?: number;
   clock?: Clock;
 }
 
@@ -91,11 +81,8 @@ export class SqliteEventStore implements EventStore {
   private readonly committed = new EventEmitter();
   private closed = false;
 
-  private readonly stmt: {
-    readForwards: Database.Statement;
-    readBackwards: Database.Statement;
-    readAll: Database.Statement;
-  };
+  private readonly streamIndex: StreamIndex;
+  private readonly readAllStatement: Database.Statement;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     if (path === ':memory:') throw new Error('the SQLite event store needs a file: its writer thread opens its own connection');
@@ -103,16 +90,17 @@ export class SqliteEventStore implements EventStore {
     this.db = openLog(path, options);
     this.clock = options.clock ?? systemClock;
     this.committed.setMaxListeners(0);
-    this.stmt = {
-      readForwards: this.db.prepare(
-        `${SELECT_EVENTS} WHERE s.name = ? AND e.revision >= ? ORDER BY e.revision ASC LIMIT ?`,
-      ),
-      readBackwards: this.db.prepare(
-        `${SELECT_EVENTS} WHERE s.name = ? AND e.revision <= ? ORDER BY e.revision DESC LIMIT ?`,
-      ),
-      readAll: this.db.prepare(`${SELECT_EVENTS} WHERE e.position > ? ORDER BY e.position ASC LIMIT ?`),
+    this.streamIndex = new StreamIndex(this.db);
+    this.readAllStatement = this.db.prepare(
+      `SELECT e.*, s.name AS stream FROM events e JOIN streams s ON s.id = e.stream_id
+       WHERE e.position > ? ORDER BY e.position ASC LIMIT ?`,
+    );
+    const settings: WriterSettings = {
+      path,
+      synchronous: options.synchronous ?? 'FULL',
+      indexFlushIntervalMs: options.indexFlushIntervalMs ?? 1_000,
     };
-    this.writer = new Worker(WRITER_ENTRY, { workerData: { path, synchronous: options.synchronous ?? 'FULL' } });
+    this.writer = new Worker(WRITER_ENTRY, { workerData: settings });
     this.writer.unref(); // referenced only while a batch is being written
     this.writer.on('message', (reply: WriterReply) => this.settle(reply));
     this.writer.on('error', (err) => this.fail(err));
@@ -197,11 +185,10 @@ export class SqliteEventStore implements EventStore {
     const direction = options.direction ?? 'forwards';
     const max = options.maxCount ?? Number.MAX_SAFE_INTEGER;
     const from = options.fromRevision ?? (direction === 'forwards' ? 'start' : 'end');
-    const rows =
-      direction === 'forwards'
-        ? (this.stmt.readForwards.all(stream, from === 'start' ? 0 : from === 'end' ? Number.MAX_SAFE_INTEGER : Number(from), max) as EventRow[])
-        : (this.stmt.readBackwards.all(stream, from === 'end' ? Number.MAX_SAFE_INTEGER : from === 'start' ? 0 : Number(from), max) as EventRow[]);
-    return rows.map(toRecorded);
+    const fromRevision =
+      from === 'start' ? 0 : from === 'end' ? Number.MAX_SAFE_INTEGER : Number(from);
+    const rows = this.streamIndex.read(stream, { direction, fromRevision, maxCount: max });
+    return rows.map((row) => toRecorded({ ...row, stream }));
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
@@ -209,7 +196,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   private readAllSync(afterPosition: number, maxCount: number): RecordedEvent[] {
-    return (this.stmt.readAll.all(afterPosition, maxCount) as EventRow[]).map(toRecorded);
+    return (this.readAllStatement.all(afterPosition, maxCount) as Array<EventRow & { stream: string }>).map(toRecorded);
   }
 
   subscribeToAll(options: { after?: LogPosition } = {}): Subscription {
@@ -278,7 +265,7 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
-function toRecorded(row: EventRow): RecordedEvent {
+function toRecorded(row: EventRow & { stream: string }): RecordedEvent {
   const p = BigInt(row.position);
   return {
     id: row.event_id,

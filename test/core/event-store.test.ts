@@ -40,21 +40,48 @@ describe('sqlite group commit', () => {
   });
 });
 
-describe('sqlite log written before streams had ids', () => {
-  it('is migrated on open: every event keeps its position, stream, revision and data, and appends continue the revisions', async () => {
-    const path = join(dir, 'named-streams.sqlite');
-    const old = new Database(path);
-    old.exec(`CREATE TABLE events (
+/** Earlier layouts of the log: names inline, then ids with (stream, revision) unique in `events`. */
+const EARLIER_LAYOUTS = {
+  'stream names in every row': {
+    schema: `CREATE TABLE events (
       position INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE, stream TEXT NOT NULL, revision INTEGER NOT NULL,
-      type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, created INTEGER NOT NULL, UNIQUE (stream, revision))`);
-    const insert = old.prepare('INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+      type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, created INTEGER NOT NULL, UNIQUE (stream, revision))`,
+    insert: (db: Database.Database) => {
+      const statement = db.prepare('INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+      return (position: number, id: string, stream: string, revision: number, data: string, created: number) =>
+        statement.run(position, id, stream, revision, 'CustomerCreated', data, '{}', created);
+    },
+  },
+  'stream ids, (stream, revision) unique in events': {
+    schema: `CREATE TABLE streams (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+      CREATE TABLE events (
+      position INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE, stream_id INTEGER NOT NULL, revision INTEGER NOT NULL,
+      type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, created INTEGER NOT NULL, UNIQUE (stream_id, revision))`,
+    insert: (db: Database.Database) => {
+      const stream = db.prepare('INSERT OR IGNORE INTO streams (name) VALUES (?)');
+      const id = db.prepare('SELECT id FROM streams WHERE name = ?').pluck();
+      const statement = db.prepare('INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+      return (position: number, eventId: string, name: string, revision: number, data: string, created: number) => {
+        stream.run(name);
+        statement.run(position, eventId, id.get(name), revision, 'CustomerCreated', data, '{}', created);
+      };
+    },
+  },
+};
+
+describe.each(Object.entries(EARLIER_LAYOUTS))('sqlite log in an earlier layout (%s)', (name, layout) => {
+  it('is migrated on open: every event keeps its position, stream, revision and data, and appends continue the revisions', async () => {
+    const path = join(dir, `layout-${name.replace(/\W+/g, '-')}.sqlite`);
+    const old = new Database(path);
+    old.exec(layout.schema);
+    const insert = layout.insert(old);
     const rows: Array<[number, string, string, number]> = [
       [1, 'a1', 'tenant-cus_1', 0],
       [2, 'b1', 'device-dev_1', 0],
       [3, 'a2', 'tenant-cus_1', 1],
     ];
     for (const [position, id, stream, revision] of rows) {
-      insert.run(position, id, stream, revision, 'CustomerCreated', JSON.stringify({ customer_id: id }), '{}', position * 10);
+      insert(position, id, stream, revision, JSON.stringify({ customer_id: id }), position * 10);
     }
     old.close();
 
@@ -73,5 +100,87 @@ describe('sqlite log written before streams had ids', () => {
     expect(next.position.commit).toBe(4n);
     expect((await store.readStream('tenant-cus_1')).map((e) => e.id)).toEqual(['a1', 'a2', 'a3']);
     await store.close();
+  });
+});
+
+describe('sqlite stream index', () => {
+  const event = (id: string) => ({
+    id,
+    type: 'CustomerCreated' as const,
+    data: { customer_id: id, name: id, plan: 'pro' as const, created_at: 0 },
+  });
+
+  /** Appends `n` events to each of two interleaved streams; returns their ids per stream. */
+  async function interleave(store: SqliteEventStore, prefix: string, from: number, to: number): Promise<{ a: string[]; b: string[] }> {
+    const ids = { a: [] as string[], b: [] as string[] };
+    for (let i = from; i < to; i++) {
+      for (const s of ['a', 'b'] as const) {
+        const id = `${prefix}-${s}-${i}`;
+        ids[s].push(id);
+        await store.appendToStream(`${prefix}-${s}`, [event(id)]);
+      }
+    }
+    return ids;
+  }
+
+  it('reads streams the same whether their events are indexed, in the tail, or split between both', async () => {
+    const path = join(dir, 'index-tail.sqlite');
+    const store = new SqliteEventStore(path);
+    const first = await interleave(store, 'split', 0, 5);
+    await store.close();
+    // Reopening indexes the whole tail; five more events per stream stay in the new tail.
+    const reopened = new SqliteEventStore(path, { indexFlushIntervalMs: 3_600_000 });
+    const second = await interleave(reopened, 'split', 5, 10);
+    const log = new Database(path, { readonly: true });
+    expect(log.prepare("SELECT value FROM log_state WHERE name = 'indexed_through'").pluck().get()).toBe(10);
+    expect(log.prepare('SELECT max(position) FROM events').pluck().get()).toBe(20);
+    log.close();
+    const ids = async (options: Parameters<SqliteEventStore['readStream']>[1]) =>
+      (await reopened.readStream('split-a', options)).map((e) => e.id);
+    const expected = [...first.a, ...second.a];
+    expect(await ids({})).toEqual(expected);
+    expect((await reopened.readStream('split-a')).map((e) => Number(e.revision))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(await ids({ fromRevision: 3n, maxCount: 4 })).toEqual(expected.slice(3, 7));
+    expect(await ids({ fromRevision: 7n })).toEqual(expected.slice(7));
+    expect(await ids({ direction: 'backwards', maxCount: 3 })).toEqual(expected.slice(7).reverse());
+    expect(await ids({ direction: 'backwards', fromRevision: 6n, maxCount: 4 })).toEqual(expected.slice(3, 7).reverse());
+    expect(await ids({ direction: 'backwards', fromRevision: 2n })).toEqual(expected.slice(0, 3).reverse());
+    expect(await reopened.readStream('split-none')).toEqual([]);
+    const next = await reopened.appendToStream('split-a', [event('split-a-10')], { expectedRevision: 9n });
+    expect(next.nextExpectedRevision).toBe(10n);
+    await reopened.close();
+  });
+
+  it('indexes a quiet tail on its own, and reads stay the same', async () => {
+    const path = join(dir, 'quiet-tail.sqlite');
+    const store = new SqliteEventStore(path, { indexFlushIntervalMs: 20 });
+    const { b } = await interleave(store, 'quiet', 0, 3);
+    const log = new Database(path, { readonly: true });
+    const indexedThrough = log.prepare("SELECT value FROM log_state WHERE name = 'indexed_through'").pluck();
+    for (let i = 0; i < 100 && indexedThrough.get() !== 6; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(indexedThrough.get()).toBe(6);
+    expect(log.prepare('SELECT count(*) FROM stream_index').pluck().get()).toBe(6);
+    log.close();
+    expect((await store.readStream('quiet-b')).map((e) => e.id)).toEqual(b);
+    await store.close();
+  });
+
+  it('a second writer on the same file sees the first one\'s revisions (no stale cache, no lost event)', async () => {
+    const path = join(dir, 'two-writers.sqlite');
+    const one = new SqliteEventStore(path);
+    const two = new SqliteEventStore(path);
+    await one.appendToStream('shared', [event('s0')]);
+    await two.appendToStream('shared', [event('s1')]);
+    await one.appendToStream('shared', [event('s2')]);
+    await expect(two.appendToStream('shared', [event('s3')], { expectedRevision: 1n })).rejects.toThrow();
+    await two.appendToStream('shared', [event('s3')], { expectedRevision: 2n });
+    expect((await one.readStream('shared')).map((e) => [e.id, Number(e.revision)])).toEqual([
+      ['s0', 0],
+      ['s1', 1],
+      ['s2', 2],
+      ['s3', 3],
+    ]);
+    await one.close();
+    await two.close();
   });
 });
