@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import type { DeviceRow, DeviceStatus, LatestPositionRow } from '../projections/index.js';
 import type { Plan, Scope } from '../core/events.js';
+import { stmt } from './queries/statements.js';
 
 export interface ApiKeyRow {
   key_id: string;
@@ -70,13 +71,12 @@ export class ReadModels {
       where.push(`d.status IN (${filter.statuses.map(() => '?').join(', ')})`);
       args.push(...filter.statuses);
     }
-    const rows = this.db
-      .prepare(
-        `SELECT d.*, p.lat AS p_lat, dr.name AS driver_name FROM devices d LEFT JOIN latest_positions p ON p.device_id = d.device_id
+    const rows = stmt(
+      this.db,
+      `SELECT d.*, p.lat AS p_lat, dr.name AS driver_name FROM devices d LEFT JOIN latest_positions p ON p.device_id = d.device_id
          LEFT JOIN drivers dr ON dr.driver_id = d.driver_id AND dr.customer_id = d.customer_id
          WHERE ${where.join(' AND ')} ORDER BY d.device_id LIMIT ?`,
-      )
-      .all(...args, filter.limit) as DeviceRow[];
+    ).all(...args, filter.limit) as DeviceRow[];
     return rows.map((r) => ({
       ...r,
       position: (this.q.latest!.get(r.device_id, customerId) as LatestPositionRow | undefined) ?? null,
@@ -109,13 +109,12 @@ export function historyPage(
   const cmp = q.order === 'asc' ? '>' : '<';
   const keyset = q.after ? `AND (fix_time ${cmp} @t OR (fix_time = @t AND event_id ${cmp} @id))` : '';
   const dir = q.order === 'asc' ? 'ASC' : 'DESC';
-  return db
-    .prepare(
-      `SELECT * FROM positions WHERE device_id = @device AND customer_id = @customer
-       AND fix_time >= @from AND fix_time < @to ${keyset}
-       ORDER BY fix_time ${dir}, event_id ${dir} LIMIT @limit`,
-    )
-    .all({
+  return stmt(
+    db,
+    `SELECT * FROM positions WHERE device_id = @device AND customer_id = @customer
+     AND fix_time >= @from AND fix_time < @to ${keyset}
+     ORDER BY fix_time ${dir}, event_id ${dir} LIMIT @limit`,
+  ).all({
       device: q.deviceId,
       customer: customerId,
       from: q.from,

@@ -38,12 +38,11 @@ export function driverPage(db: Database.Database, customerId: string, afterId: s
 export function currentVehicles(db: Database.Database, customerId: string, driverIds: readonly string[]): Map<string, CurrentVehicle> {
   const out = new Map<string, CurrentVehicle>();
   if (driverIds.length === 0) return out;
-  const rows = db
-    .prepare(
-      `SELECT driver_id, device_id, name FROM devices WHERE customer_id = ? AND driver_id IN (${driverIds.map(() => '?').join(', ')})
-       ORDER BY updated_at ASC, device_id ASC`,
-    )
-    .all(customerId, ...driverIds) as Array<{ driver_id: string; device_id: string; name: string | null }>;
+  const rows = stmt(
+    db,
+    `SELECT driver_id, device_id, name FROM devices WHERE customer_id = ? AND driver_id IN (SELECT value FROM json_each(?))
+     ORDER BY updated_at ASC, device_id ASC`,
+  ).all(customerId, JSON.stringify(driverIds)) as Array<{ driver_id: string; device_id: string; name: string | null }>;
   // Ascending order: the last row per driver wins.
   for (const r of rows) out.set(r.driver_id, { device_id: r.device_id, device_name: r.name });
   return out;

@@ -50,9 +50,10 @@ export function eventPage(db: Database.Database, customerId: string, f: EventLis
     args.push(f.after.t, f.after.t, f.after.id);
   }
   const dir = f.order === 'asc' ? 'ASC' : 'DESC';
-  return db
-    .prepare(`${SELECT} WHERE ${where.join(' AND ')} ORDER BY e.occurred_at ${dir}, e.event_id ${dir} LIMIT ?`)
-    .all(...args, f.limit) as EventRow[];
+  return stmt(db, `${SELECT} WHERE ${where.join(' AND ')} ORDER BY e.occurred_at ${dir}, e.event_id ${dir} LIMIT ?`).all(
+    ...args,
+    f.limit,
+  ) as EventRow[];
 }
 
 export function eventById(db: Database.Database, customerId: string, eventId: string): EventRow | null {
