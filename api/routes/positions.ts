@@ -10,7 +10,7 @@ import fastJson from 'fast-json-stringify';
 import { historyPage } from '../read-models.js';
 import { decodeCursor, encodeCursor, page } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
-import { listBody, sendSerialized } from '../send-serialized.js';
+import { sendList } from '../send-serialized.js';
 import { parseTime } from '../time.js';
 
 const MAX_WINDOW_MS = 31 * 86_400_000;
@@ -38,7 +38,7 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
       });
       const pagination = { next_cursor: hasMore && lastId ? encodeCursor(lastId, filters) : null, has_more: hasMore };
       // Items arrive serialised by the index (from the same LatestPosition schema); only the envelope is built here.
-      return sendSerialized(reply as FastifyReply, listBody(items, pagination));
+      return sendList(reply as FastifyReply, items, pagination);
     },
   );
 
