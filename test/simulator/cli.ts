@@ -2,6 +2,8 @@
  * npm run simulate -- --protocol teltonika|gt06|jt808 --devices N --interval-ms M [--duration S]
  *   [--host H] [--port P] [--points-per-frame K] [--api-url URL --api-key KEY] [--seed S]
  * With --api-key (or FLEET_API_KEY), the devices are registered first so the gateway accepts them.
+ * --seed picks the fleet (IMEIs, routes); by default 1, 2 and 3 for teltonika, gt06 and jt808, so
+ * the three can run side by side against one server.
  */
 import { parseArgs } from 'node:util';
 import type { ProtocolName } from '../../gateway/protocol.js';
@@ -21,7 +23,7 @@ async function main(): Promise<void> {
       'points-per-frame': { type: 'string', default: '1' },
       'api-url': { type: 'string', default: process.env.FLEET_API_URL ?? 'http://127.0.0.1:3000' },
       'api-key': { type: 'string', default: process.env.FLEET_API_KEY },
-      seed: { type: 'string', default: '1' },
+      seed: { type: 'string' },
     },
   });
   const protocol = values.protocol as ProtocolName;
@@ -41,7 +43,7 @@ async function main(): Promise<void> {
     intervalMs: Number(values['interval-ms']),
     durationS: Number(values.duration),
     pointsPerFrame: Number(values['points-per-frame']),
-    seed: Number(values.seed),
+    ...(values.seed !== undefined ? { seed: Number(values.seed) } : {}),
     ...(apiKey ? { api: { url: values['api-url']!, apiKey } } : {}),
     onProgress: (p) =>
       process.stdout.write(

@@ -60,6 +60,9 @@ export interface SimulationSummary extends SimulationProgress {
   ackLatencyMs: { p50: number; p99: number; max: number };
 }
 
+/** Default fleets differ per protocol, so simulators of the three protocols run side by side never share an IMEI. */
+export const DEFAULT_SEEDS: Record<ProtocolName, number> = { teltonika: 1, gt06: 2, jt808: 3 };
+
 /** IMEI and JT/T 808 terminal number of simulated device `index` in fleet `seed`. */
 export function simulatedIdentity(seed: number, index: number): { imei: string; terminalId: string } {
   const body = `35${String(seed % 1000).padStart(3, '0')}${String(index).padStart(9, '0')}`;
@@ -94,7 +97,7 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 export async function runSimulation(o: SimulationOptions): Promise<SimulationSummary> {
-  const seed = o.seed ?? 1;
+  const seed = o.seed ?? DEFAULT_SEEDS[o.protocol];
   const encoder = encoders[o.protocol];
   const pointsPerFrame = Math.min(o.pointsPerFrame ?? 1, encoder.maxPointsPerFrame);
   const infos: SimulatedDeviceInfo[] = Array.from({ length: o.devices }, (_, index) => ({
