@@ -1,4 +1,4 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] | decode | api [--devices N] [--duration S] | geofences */
+/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] [--rounds R] | decode | api [--devices N] [--duration S] | geofences */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
@@ -12,12 +12,15 @@ async function main(): Promise<void> {
       devices: { type: 'string' },
       duration: { type: 'string' },
       'points-per-frame': { type: 'string', default: '1' },
+      rounds: { type: 'string', default: '2' },
     },
   });
   const which = positionals.length > 0 ? positionals : ['decode', 'ingest', 'api'];
   for (const name of which) {
     if (name === 'decode') runDecodeBench();
-    else if (name === 'ingest') await runIngestBench(Number(values.devices ?? 1000), Number(values.duration ?? 10), Number(values['points-per-frame']));
+    else if (name === 'ingest') {
+      await runIngestBench(Number(values.devices ?? 1000), Number(values.duration ?? 10), Number(values['points-per-frame']), Number(values.rounds));
+    }
     else if (name === 'api') {
       await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5));
       runGeofenceBench();

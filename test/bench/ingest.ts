@@ -21,6 +21,15 @@ export interface IngestFigure {
   reconnects: number;
 }
 
+/** One target's raw outcome: records and seconds add up across rounds, latencies merge. */
+interface IngestRun {
+  target: IngestFigure['target'];
+  records: number;
+  seconds: number;
+  latencies: number[];
+  reconnects: number;
+}
+
 const SERVER = fileURLToPath(new URL('./ingest-server.js', import.meta.url));
 
 async function startServer(mode: string, dir: string, devices: number): Promise<{ child: ChildProcess; ports: Record<ProtocolName, number> }> {
@@ -39,7 +48,7 @@ async function startServer(mode: string, dir: string, devices: number): Promise<
   return { child, ports };
 }
 
-async function drive(target: IngestFigure['target'], devices: number, seconds: number, pointsPerFrame: number): Promise<IngestFigure> {
+async function drive(target: IngestFigure['target'], devices: number, seconds: number, pointsPerFrame: number): Promise<IngestRun> {
   const dir = mkdtempSync(join(tmpdir(), `fleet-bench-${target}-`));
   const { child, ports } = await startServer(target, dir, devices);
   const perProtocol = Math.ceil(devices / 3);
@@ -71,19 +80,43 @@ async function drive(target: IngestFigure['target'], devices: number, seconds: n
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
   rmSync(dir, { recursive: true, force: true });
-  latencies.sort((a, b) => a - b);
-  return { target, recordsPerSecond: records / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), reconnects };
+  return { target, records, seconds: elapsed, latencies, reconnects };
 }
 
-export async function runIngestBench(devices = 1000, seconds = 10, pointsPerFrame = 1): Promise<IngestFigure[]> {
-  process.stdout.write(`ingest: ${devices} devices (a third per protocol), ${pointsPerFrame} record(s) per frame, ${seconds} s per target\n`);
-  const reference = await drive('reference', devices, seconds, pointsPerFrame);
-  const gateway = await drive('gateway', devices, seconds, pointsPerFrame);
-  for (const f of [reference, gateway]) {
-    process.stdout.write(
-      `  ${f.target.padEnd(10)} ${Math.round(f.recordsPerSecond).toLocaleString('en-US').padStart(9)} acked records/s   ack p50 ${f.p50.toFixed(2)} ms   p99 ${f.p99.toFixed(2)} ms   reconnects ${f.reconnects}\n`,
-    );
+function figure(runs: IngestRun[]): IngestFigure {
+  const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  return {
+    target: runs[0]!.target,
+    recordsPerSecond: runs.reduce((n, r) => n + r.records, 0) / runs.reduce((n, r) => n + r.seconds, 0),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    reconnects: runs.reduce((n, r) => n + r.reconnects, 0),
+  };
+}
+
+function line(f: IngestFigure, label: string): string {
+  return `  ${label.padEnd(18)} ${Math.round(f.recordsPerSecond).toLocaleString('en-US').padStart(9)} acked records/s   ack p50 ${f.p50.toFixed(2)} ms   p99 ${f.p99.toFixed(2)} ms   reconnects ${f.reconnects}\n`;
+}
+
+/**
+ * Rounds alternate reference and gateway, so a slow spell of the machine does not land on
+ * one target only; the totals add up records and seconds over all rounds.
+ */
+export async function runIngestBench(devices = 1000, seconds = 10, pointsPerFrame = 1, rounds = 2): Promise<IngestFigure[]> {
+  process.stdout.write(
+    `ingest: ${devices} devices (a third per protocol), ${pointsPerFrame} record(s) per frame, ${rounds} round(s) of ${seconds} s per target\n`,
+  );
+  const runs: Record<IngestFigure['target'], IngestRun[]> = { reference: [], gateway: [] };
+  for (let round = 1; round <= rounds; round++) {
+    for (const target of ['reference', 'gateway'] as const) {
+      const run = await drive(target, devices, seconds, pointsPerFrame);
+      runs[target].push(run);
+      process.stdout.write(line(figure([run]), `${target} (round ${round})`));
+    }
   }
+  const reference = figure(runs.reference);
+  const gateway = figure(runs.gateway);
+  process.stdout.write(line(reference, 'reference (all)') + line(gateway, 'gateway (all)'));
   const throughput = gateway.recordsPerSecond / reference.recordsPerSecond;
   const p99 = gateway.p99 / reference.p99;
   process.stdout.write(
