@@ -9,7 +9,7 @@
  * scope it needs in `config.scope` (an array means any one of them); write
  * implies read; no scope means the route is public.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import { API_KEY_PREFIX, OAUTH_TOKEN_PREFIX, hashesEqual, sha256Hex } from '../../core/credentials.js';
 import type { Plan, Scope } from '../../core/events.js';
@@ -74,35 +74,66 @@ function invalidToken(detail: string): ApiError {
   });
 }
 
-/** Looks a hash up, bringing the read models up to date once on a miss (a credential created a moment ago). */
-async function lookup<T>(find: () => T | null, catchUp: () => Promise<void>): Promise<T | null> {
+/**
+ * Looks a hash up and turns the row into a context. On a miss the read models are brought
+ * up to date once (a credential created a moment ago) and the lookup tried again; a hit,
+ * the usual case, stays synchronous.
+ */
+function lookup<T>(
+  find: () => T | null,
+  catchUp: () => Promise<void>,
+  toContext: (found: T | null) => AuthContext,
+): AuthContext | Promise<AuthContext> {
   const found = find();
-  if (found) return found;
-  await catchUp();
-  return find();
+  if (found) return toContext(found);
+  return catchUp().then(() => toContext(find()));
 }
 
-async function authenticateApiKey(secret: string, deps: AuthDeps, caches: Caches): Promise<AuthContext> {
+function authenticateApiKey(secret: string, deps: AuthDeps, caches: Caches): AuthContext | Promise<AuthContext> {
   const hash = sha256Hex(secret);
-  const key = await lookup(() => caches.keys.get(hash, () => deps.readModels.apiKeyByHash(hash)), deps.catchUp);
-  if (!key || !hashesEqual(key.secret_sha256, hash)) throw invalidToken('The API key is unknown or revoked.');
-  if (key.revoked_at !== null) throw invalidToken('The API key is unknown or revoked.');
-  deps.keyUsage.touch(key.customer_id, key.key_id, deps.clock.now());
-  return { customerId: key.customer_id, credential: { kind: 'api_key', id: key.key_id }, scopes: key.scopes, plan: key.plan };
+  return lookup(
+    () => caches.keys.get(hash, () => deps.readModels.apiKeyByHash(hash)),
+    deps.catchUp,
+    (key) => {
+      if (!key || !hashesEqual(key.secret_sha256, hash)) throw invalidToken('The API key is unknown or revoked.');
+      if (key.revoked_at !== null) throw invalidToken('The API key is unknown or revoked.');
+      deps.keyUsage.touch(key.customer_id, key.key_id, deps.clock.now());
+      return { customerId: key.customer_id, credential: { kind: 'api_key', id: key.key_id }, scopes: key.scopes, plan: key.plan };
+    },
+  );
 }
 
-async function authenticateOAuthToken(secret: string, deps: AuthDeps, caches: Caches): Promise<AuthContext> {
+function authenticateOAuthToken(secret: string, deps: AuthDeps, caches: Caches): AuthContext | Promise<AuthContext> {
   const hash = sha256Hex(secret);
-  const token = await lookup(() => caches.tokens.get(hash, () => deps.credentials.oauthTokenByHash(hash)), deps.catchUp);
-  if (!token || !hashesEqual(token.token_sha256, hash)) throw invalidToken('The access token is unknown.');
-  if (token.revoked_at !== null) throw invalidToken('The access token was revoked with its OAuth client.');
-  if (token.expires_at <= deps.clock.now()) throw invalidToken('The access token has expired; request a new one.');
-  return {
-    customerId: token.customer_id,
-    credential: { kind: 'oauth_token', id: token.client_id },
-    scopes: token.scopes,
-    plan: token.plan,
-  };
+  return lookup(
+    () => caches.tokens.get(hash, () => deps.credentials.oauthTokenByHash(hash)),
+    deps.catchUp,
+    (token) => {
+      if (!token || !hashesEqual(token.token_sha256, hash)) throw invalidToken('The access token is unknown.');
+      if (token.revoked_at !== null) throw invalidToken('The access token was revoked with its OAuth client.');
+      if (token.expires_at <= deps.clock.now()) throw invalidToken('The access token has expired; request a new one.');
+      return {
+        customerId: token.customer_id,
+        credential: { kind: 'oauth_token', id: token.client_id },
+        scopes: token.scopes,
+        plan: token.plan,
+      };
+    },
+  );
+}
+
+/** The credential of an Authorization header; throws the 401 for a missing, malformed or unknown one. */
+function authenticate(header: string | undefined, deps: AuthDeps, caches: Caches): AuthContext | Promise<AuthContext> {
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!match) {
+    throw new ApiError(401, 'unauthenticated', 'Send an API key or access token as "Authorization: Bearer <credential>".', [], {
+      'WWW-Authenticate': `Bearer ${REALM}`,
+    });
+  }
+  const secret = match[1]!;
+  if (secret.startsWith(API_KEY_PREFIX)) return authenticateApiKey(secret, deps, caches);
+  if (secret.startsWith(OAUTH_TOKEN_PREFIX)) return authenticateOAuthToken(secret, deps, caches);
+  throw invalidToken('The credential is not an API key or access token of this service.');
 }
 
 /** Sets `request.auth` on routes that need a scope, or refuses with 401. */
@@ -114,37 +145,44 @@ export function registerAuthentication(app: FastifyInstance, deps: AuthDeps): vo
     caches.tokens.invalidateOn(events);
   });
   app.addHook('onClose', async () => stop());
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (!requiredScopes(request)) return;
-    const header = request.headers.authorization;
-    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) {
-      throw new ApiError(401, 'unauthenticated', 'Send an API key or access token as "Authorization: Bearer <credential>".', [], {
-        'WWW-Authenticate': `Bearer ${REALM}`,
-      });
+  // A callback hook: a cached credential is checked without a promise per request.
+  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    if (!requiredScopes(request)) return done();
+    let outcome: AuthContext | Promise<AuthContext>;
+    try {
+      outcome = authenticate(request.headers.authorization, deps, caches);
+    } catch (err) {
+      return done(err as Error);
     }
-    const secret = match[1]!;
-    if (secret.startsWith(API_KEY_PREFIX)) request.auth = await authenticateApiKey(secret, deps, caches);
-    else if (secret.startsWith(OAUTH_TOKEN_PREFIX)) request.auth = await authenticateOAuthToken(secret, deps, caches);
-    else throw invalidToken('The credential is not an API key or access token of this service.');
+    if (outcome instanceof Promise) {
+      outcome.then((auth) => {
+        request.auth = auth;
+        done();
+      }, done);
+      return;
+    }
+    request.auth = outcome;
+    done();
   });
 }
 
 /** Refuses with 403, naming the scope, a request whose credential lacks it. Registered after the rate limiter. */
 export function registerScopeCheck(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     const needed = requiredScopes(request);
-    if (!needed || !request.auth) return;
-    if (needed.some((s) => hasScope(request.auth!.scopes, s))) return;
+    if (!needed || !request.auth) return done();
+    if (needed.some((s) => hasScope(request.auth!.scopes, s))) return done();
     const names = needed.join(' ');
-    throw new ApiError(
-      403,
-      'insufficient_scope',
-      needed.length === 1
-        ? `This request needs the scope ${needed[0]}; the credential does not have it.`
-        : `This request needs one of the scopes ${needed.join(', ')}; the credential has none of them.`,
-      [],
-      { 'WWW-Authenticate': `Bearer ${REALM}, error="insufficient_scope", scope="${names}"` },
+    done(
+      new ApiError(
+        403,
+        'insufficient_scope',
+        needed.length === 1
+          ? `This request needs the scope ${needed[0]}; the credential does not have it.`
+          : `This request needs one of the scopes ${needed.join(', ')}; the credential has none of them.`,
+        [],
+        { 'WWW-Authenticate': `Bearer ${REALM}, error="insufficient_scope", scope="${names}"` },
+      ),
     );
   });
 }

@@ -35,34 +35,61 @@ export function policyHeader(plan: Plan, limit: RateLimit): string {
   return `"${plan}";q=${limit.burst};w=${Math.ceil((limit.burst * 60) / limit.perMinute)}`;
 }
 
+/** A tenant's bucket with what its headers repeat on every response, worked out once per plan. */
+interface TenantBudget {
+  plan: Plan;
+  limit: RateLimit;
+  limits: { capacity: number; perMinute: number };
+  bucket: BucketState;
+  policy: string;
+  limitHeader: string;
+}
+
 export function registerRateLimit(app: FastifyInstance, clock: Clock, settings: ApiSettings['rateLimits']): void {
-  const buckets = new Map<string, BucketState>();
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const auth = request.auth;
-    if (!auth) return;
-    const limit = limitFor(settings, auth.customerId, auth.plan);
+  const budgets = new Map<string, TenantBudget>();
+  const budgetOf = (customerId: string, plan: Plan, now: number): TenantBudget => {
+    const limit = limitFor(settings, customerId, plan);
+    const known = budgets.get(customerId);
+    if (known && known.plan === plan && known.limit === limit) return known;
+    // First request, or the plan or the tenant's limit changed: the bucket carries over
+    // (take() caps it at the new burst), the rest is worked out again.
     const limits = { capacity: limit.burst, perMinute: limit.perMinute };
+    const budget = {
+      plan,
+      limit,
+      limits,
+      bucket: known?.bucket ?? fullBucket(limits, now),
+      policy: policyHeader(plan, limit),
+      limitHeader: String(limit.burst),
+    };
+    budgets.set(customerId, budget);
+    return budget;
+  };
+  // A callback hook: nothing here waits, so it costs no promise per request.
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    const auth = request.auth;
+    if (!auth) return done();
     const now = clock.now();
-    let bucket = buckets.get(auth.customerId);
-    if (!bucket) {
-      bucket = fullBucket(limits, now);
-      buckets.set(auth.customerId, bucket);
-    }
-    const result = take(bucket, limits, now);
-    reply.header('RateLimit-Policy', policyHeader(auth.plan, limit));
-    reply.header('RateLimit', `"${auth.plan}";r=${result.remaining};t=${result.resetS}`);
-    reply.header('X-RateLimit-Limit', String(limit.burst));
-    reply.header('X-RateLimit-Remaining', String(result.remaining));
-    // Unix seconds at which the bucket is full again (the GitHub convention for this header).
-    reply.header('X-RateLimit-Reset', String(Math.ceil(now / 1000) + result.resetS));
-    if (!result.allowed) {
-      throw new ApiError(
+    const budget = budgetOf(auth.customerId, auth.plan, now);
+    const result = take(budget.bucket, budget.limits, now);
+    reply.headers({
+      'ratelimit-policy': budget.policy,
+      ratelimit: `"${auth.plan}";r=${result.remaining};t=${result.resetS}`,
+      'x-ratelimit-limit': budget.limitHeader,
+      'x-ratelimit-remaining': String(result.remaining),
+      // Unix seconds at which the bucket is full again (the GitHub convention for this header).
+      'x-ratelimit-reset': String(Math.ceil(now / 1000) + result.resetS),
+    });
+    if (result.allowed) return done();
+    const { limit } = budget;
+    done(
+      new ApiError(
         429,
         'rate_limited',
         `Rate limit of the ${auth.plan} plan exceeded (${limit.perMinute} requests a minute, bursts of ${limit.burst}); retry in ${result.retryAfterS} s.`,
         [],
         { 'Retry-After': String(result.retryAfterS) },
-      );
-    }
+      ),
+    );
   });
 }
