@@ -1,4 +1,4 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] [--rounds R] | decode | api [--devices N] [--duration S] | geofences */
+/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] [--rounds R] | decode | api [--devices N] [--duration S] [--rounds R] | geofences */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
       await runIngestBench(Number(values.devices ?? 1000), Number(values.duration ?? 10), Number(values['points-per-frame']), Number(values.rounds));
     }
     else if (name === 'api') {
-      await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5));
+      await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5), Number(values.rounds));
       runGeofenceBench();
     } else if (name === 'geofences') runGeofenceBench();
     else throw new Error(`unknown benchmark ${name}; try ingest, decode, api or geofences`);
