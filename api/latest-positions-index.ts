@@ -30,6 +30,8 @@ interface CustomerFleet {
   devices: Map<string, DeviceEntry>;
   /** Ids of the devices that have a position, ascending. */
   positioned: string[];
+  /** Their entries, in the same order: a page reads them without a lookup per item. */
+  positionedEntries: DeviceEntry[];
 }
 
 export interface LatestPositionsFilter {
@@ -70,8 +72,12 @@ export class LatestPositionsIndex {
     for (const r of rows) {
       const fleet = this.fleet(r.customer);
       const row = r.fix_time === undefined || r.fix_time === null ? null : positionRow(r as LatestPositionRow);
-      fleet.devices.set(r.id, { name: r.name, groupId: r.group_id, row, json: null });
-      if (row) fleet.positioned.push(r.id);
+      const entry = { name: r.name, groupId: r.group_id, row, json: null };
+      fleet.devices.set(r.id, entry);
+      if (row) {
+        fleet.positioned.push(r.id);
+        fleet.positionedEntries.push(entry);
+      }
     }
   }
 
@@ -100,7 +106,11 @@ export class LatestPositionsIndex {
           const entry = this.entry(e.data.customer_id, e.data.device_id);
           const next = evolveLatestPosition(entry.row, e);
           if (next === entry.row) break;
-          if (!entry.row) insertSorted(fleet.positioned, e.data.device_id);
+          if (!entry.row) {
+            const at = firstAfter(fleet.positioned, e.data.device_id);
+            fleet.positioned.splice(at, 0, e.data.device_id);
+            fleet.positionedEntries.splice(at, 0, entry);
+          }
           entry.row = next;
           entry.json = null;
           break;
@@ -120,10 +130,11 @@ export class LatestPositionsIndex {
     let lastId: string | null = null;
     const fleet = this.fleets.get(customerId);
     if (!fleet) return { items, lastId, hasMore: false };
-    const candidates = filter.deviceIds ?? fleet.positioned;
+    const { deviceIds } = filter;
+    const candidates = deviceIds ?? fleet.positioned;
     for (let i = firstAfter(candidates, filter.afterId); i < candidates.length; i++) {
       const id = candidates[i]!;
-      const entry = fleet.devices.get(id);
+      const entry = deviceIds ? fleet.devices.get(id) : fleet.positionedEntries[i];
       if (!entry?.row) continue;
       if (filter.groupId !== null && entry.groupId !== filter.groupId) continue;
       if (items.length === filter.limit) return { items, lastId, hasMore: true };
@@ -137,7 +148,7 @@ export class LatestPositionsIndex {
   private fleet(customerId: string): CustomerFleet {
     let fleet = this.fleets.get(customerId);
     if (!fleet) {
-      fleet = { devices: new Map(), positioned: [] };
+      fleet = { devices: new Map(), positioned: [], positionedEntries: [] };
       this.fleets.set(customerId, fleet);
     }
     return fleet;
@@ -197,9 +208,4 @@ function firstAfter(sorted: readonly string[], afterId: string | null): number {
     else hi = mid;
   }
   return lo;
-}
-
-function insertSorted(sorted: string[], id: string): void {
-  const at = firstAfter(sorted, id);
-  if (sorted[at - 1] !== id) sorted.splice(at, 0, id);
 }

@@ -58,8 +58,8 @@ export function sendList(
   items: readonly Buffer[],
   pagination: { next_cursor: string | null; has_more: boolean },
 ): FastifyReply {
-  const tail = Buffer.from(`],"pagination":${JSON.stringify(pagination)}}`);
-  let size = HEAD.length + tail.length + Math.max(0, items.length - 1);
+  const tail = `],"pagination":${JSON.stringify(pagination)}}`;
+  let size = HEAD.length + Buffer.byteLength(tail) + Math.max(0, items.length - 1);
   for (const item of items) size += item.length;
   const { buffer, pooled } = pool.take(size);
   let at = HEAD.copy(buffer, 0);
@@ -67,7 +67,7 @@ export function sendList(
     if (i > 0) buffer[at++] = COMMA;
     at += items[i]!.copy(buffer, at);
   }
-  at += tail.copy(buffer, at);
+  at += buffer.write(tail, at);
   if (pooled) reply.raw.once('finish', () => pool.give(buffer));
   return sendSerialized(reply, buffer.subarray(0, at));
 }

@@ -4,7 +4,7 @@
  * what caused it (so a replay re-derives the same ids and appends nothing),
  * and the severity rules of API.md in one place.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { DeviceEventRaised, Severity } from '../core/events.js';
 import { contentUuid, ulid } from '../core/ids.js';
 import { streams } from '../core/streams.js';
@@ -53,7 +53,7 @@ export function isHarshKind(kind: RaisedKind): boolean {
  * comes from the cause: sortable by occurrence, identical on every replay.
  */
 export function deviceEventId(occurredAt: number, cause: string): string {
-  const entropy = createHash('sha256').update(cause).digest().subarray(0, 10);
+  const entropy = hash('sha256', cause, 'buffer').subarray(0, 10);
   return `evt_${ulid(Math.max(0, occurredAt), entropy).toLowerCase()}`;
 }
 
