@@ -1,6 +1,6 @@
 /**
- * Opaque cursors: base64url of the last row's sort key and a hash of the
- * filters, so a cursor reused with other filters is refused (cursor_mismatch).
+ * Opaque cursors: base64url of a hash of the filters and the last row's sort
+ * key, so a cursor reused with other filters is refused (cursor_mismatch).
  */
 import { ApiError } from './problem.js';
 
@@ -16,31 +16,29 @@ export function filterHash(filters: Record<string, unknown>): string {
   return (h >>> 0).toString(36) + '.' + text.length.toString(36);
 }
 
+/** Between the filter hash (which never contains it) and the sort key (which may contain anything). */
+const SEPARATOR = '~';
+
 export function encodeCursor(key: string, filters: Record<string, unknown>): string {
-  return Buffer.from(JSON.stringify({ k: key, f: filterHash(filters) })).toString('base64url');
+  return Buffer.from(filterHash(filters) + SEPARATOR + key).toString('base64url');
+}
+
+function malformed(): ApiError {
+  return new ApiError(400, 'invalid_cursor', 'The cursor is not one this API issued.', [{ pointer: '/query/cursor', message: 'is malformed' }]);
 }
 
 export function decodeCursor(cursor: string | undefined, filters: Record<string, unknown>): string | null {
   if (cursor === undefined) return null;
-  let parsed: { k?: unknown; f?: unknown };
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as typeof parsed;
-  } catch {
-    throw new ApiError(400, 'invalid_cursor', 'The cursor is not one this API issued.', [
-      { pointer: '/query/cursor', message: 'is malformed' },
-    ]);
-  }
-  if (typeof parsed.k !== 'string' || typeof parsed.f !== 'string') {
-    throw new ApiError(400, 'invalid_cursor', 'The cursor is not one this API issued.', [
-      { pointer: '/query/cursor', message: 'is malformed' },
-    ]);
-  }
-  if (parsed.f !== filterHash(filters)) {
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw malformed();
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const at = text.indexOf(SEPARATOR);
+  if (at <= 0 || at === text.length - 1) throw malformed();
+  if (text.slice(0, at) !== filterHash(filters)) {
     throw new ApiError(400, 'cursor_mismatch', 'The cursor was issued for other filters; start again without it.', [
       { pointer: '/query/cursor', message: 'belongs to a different filter set' },
     ]);
   }
-  return parsed.k;
+  return text.slice(at + 1);
 }
 
 /** Builds the page envelope from rows fetched with limit + 1. */

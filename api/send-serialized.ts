@@ -62,10 +62,14 @@ export function sendList(
   let size = HEAD.length + Buffer.byteLength(tail) + Math.max(0, items.length - 1);
   for (const item of items) size += item.length;
   const { buffer, pooled } = pool.take(size);
-  let at = HEAD.copy(buffer, 0);
+  // TypedArray#set: a plain memory copy, without Buffer#copy's argument checks per item.
+  buffer.set(HEAD, 0);
+  let at = HEAD.length;
   for (let i = 0; i < items.length; i++) {
     if (i > 0) buffer[at++] = COMMA;
-    at += items[i]!.copy(buffer, at);
+    const item = items[i]!;
+    buffer.set(item, at);
+    at += item.length;
   }
   at += buffer.write(tail, at);
   if (pooled) reply.raw.once('finish', () => pool.give(buffer));
