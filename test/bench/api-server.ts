@@ -29,7 +29,7 @@ export interface ApiBenchTargets {
   historyDevice: string;
   historyFrom: string;
   /** Paths benchmarked, each with the size of its body (the static twin returns as many bytes). */
-  paths: Array<{ name: string; path: string; bytes: number; staticPath: string }>;
+  paths: Array<{ name: string; path: string; bytes: number; staticPath: string; hasTarget: boolean }>;
 }
 
 const T0 = Date.UTC(2026, 10, 1);
@@ -101,9 +101,10 @@ async function main(): Promise<void> {
   const auth = { authorization: `Bearer ${customer.api_key}` };
   const historyFrom = new Date(T0).toISOString();
   const measured = [
-    { name: 'latest positions (page of 50)', path: '/v1/positions/latest' },
-    { name: 'latest positions (page of 1000)', path: '/v1/positions/latest?limit=1000' },
-    { name: 'position history (page of 100)', path: `/v1/positions?device_id=${ids[0]}&from=${historyFrom}&limit=100` },
+    // The issue's targets (50% of the static route, p99 < 20 ms) are for latest positions; history is measured, not targeted.
+    { name: 'latest positions (page of 50)', path: '/v1/positions/latest', hasTarget: true },
+    { name: 'latest positions (page of 1000)', path: '/v1/positions/latest?limit=1000', hasTarget: true },
+    { name: 'position history (page of 100)', path: `/v1/positions?device_id=${ids[0]}&from=${historyFrom}&limit=100`, hasTarget: false },
   ];
   const reference = Fastify({ logger: false });
   const paths: ApiBenchTargets['paths'] = [];
