@@ -25,10 +25,9 @@ import { settingsOf, type ApiContext } from './context.js';
 import { CredentialQueries } from './credential-queries.js';
 import { KeyUsageRecorder } from './key-usage.js';
 import { createMetrics } from './metrics.js';
-import { registerAuthentication, registerScopeCheck } from './plugins/auth.js';
+import { registerAccessControl } from './plugins/access.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { registerOpenApi } from './plugins/openapi.js';
-import { registerRateLimit } from './plugins/rate-limit.js';
 import { apiKeysRoutes } from './routes/api-keys.js';
 import { deviceRoutes } from './routes/devices.js';
 import { driversRoutes } from './routes/drivers.js';
@@ -75,17 +74,19 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   app.decorate('keyUsage', keyUsage);
   app.addHook('onClose', async () => keyUsage.stop());
 
-  // Order matters: who you are, then your tenant's budget, then what you may do.
-  registerAuthentication(app, {
-    readModels: ctx.readModels,
-    credentials: new CredentialQueries(ctx.readModels.db),
-    clock: ctx.clock,
-    keyUsage,
-    catchUp: ctx.catchUp,
-    onApplied: ctx.projections.onApplied,
-  });
-  registerRateLimit(app, ctx.clock, settings.rateLimits);
-  registerScopeCheck(app);
+  registerAccessControl(
+    app,
+    {
+      readModels: ctx.readModels,
+      credentials: new CredentialQueries(ctx.readModels.db),
+      clock: ctx.clock,
+      keyUsage,
+      catchUp: ctx.catchUp,
+      onApplied: ctx.projections.onApplied,
+    },
+    ctx.clock,
+    settings.rateLimits,
+  );
 
   // Before every route: the document only contains routes added after it.
   await registerOpenApi(app, settings.publicUrl);

@@ -4,7 +4,7 @@
  * Counters owned by other roles (gateway, store) are read from the injected
  * sources at scrape time; the request histogram is fed by an onResponse hook.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { MetricsSources, ProjectionsView } from './context.js';
 import { RequestDurationHistogram } from './request-duration-histogram.js';
@@ -32,9 +32,20 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
     [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registry,
   );
+  // Labelled by route template, never the raw URL (ids in label values would explode the series count).
+  // Each route observes through its own hook, which knows its template without reading
+  // `request.routeOptions` (a new object per read); requests that matched no route through a global one.
+  app.addHook('onRoute', (route) => {
+    const template = route.url;
+    const own: onResponseHookHandler[] = route.onResponse ? [route.onResponse].flat() : [];
+    const observe: onResponseHookHandler = (request, reply, done) => {
+      duration.observe(request.method, template, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    };
+    route.onResponse = [...own, observe];
+  });
   app.addHook('onResponse', (request, reply, done) => {
-    // The route template, never the raw URL: ids in label values would explode the series count.
-    duration.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    if (request.is404) duration.observe(request.method, 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 

@@ -1,7 +1,8 @@
 /**
  * Bearer authentication and scope checks, as two onRequest hooks so the rate
  * limiter can sit between them (a request refused for its scope still counts
- * against its tenant and carries the rate-limit headers).
+ * against its tenant and carries the rate-limit headers). api/plugins/access.ts
+ * attaches them to the routes that name a scope.
  *
  * A bearer credential is an API key (`fleet_key_…`) or an OAuth access token
  * (`fleet_at_…`), told apart by prefix. Only SHA-256 hashes are stored: the
@@ -9,7 +10,7 @@
  * scope it needs in `config.scope` (an array means any one of them); write
  * implies read; no scope means the route is public.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import { API_KEY_PREFIX, OAUTH_TOKEN_PREFIX, hashesEqual, sha256Hex } from '../../core/credentials.js';
 import type { Plan, Scope } from '../../core/events.js';
@@ -46,8 +47,8 @@ export function hasScope(granted: readonly Scope[], needed: Scope): boolean {
   return false;
 }
 
-export function requiredScopes(request: FastifyRequest): readonly Scope[] | null {
-  const scope = request.routeOptions.config?.scope;
+/** The scopes a route's `config.scope` accepts (any one of them), or null for a public route. */
+export function scopesOf(scope: Scope | readonly Scope[] | undefined): readonly Scope[] | null {
   if (!scope) return null;
   return typeof scope === 'string' ? [scope] : scope;
 }
@@ -136,8 +137,8 @@ function authenticate(header: string | undefined, deps: AuthDeps, caches: Caches
   throw invalidToken('The credential is not an API key or access token of this service.');
 }
 
-/** Sets `request.auth` on routes that need a scope, or refuses with 401. */
-export function registerAuthentication(app: FastifyInstance, deps: AuthDeps): void {
+/** The hook that sets `request.auth`, or refuses with 401. */
+export function authenticationHook(app: FastifyInstance, deps: AuthDeps): onRequestHookHandler {
   app.decorateRequest('auth', null);
   const caches: Caches = { keys: new CredentialCache(), tokens: new CredentialCache() };
   const stop = deps.onApplied((events) => {
@@ -146,8 +147,7 @@ export function registerAuthentication(app: FastifyInstance, deps: AuthDeps): vo
   });
   app.addHook('onClose', async () => stop());
   // A callback hook: a cached credential is checked without a promise per request.
-  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
-    if (!requiredScopes(request)) return done();
+  return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     let outcome: AuthContext | Promise<AuthContext>;
     try {
       outcome = authenticate(request.headers.authorization, deps, caches);
@@ -163,16 +163,15 @@ export function registerAuthentication(app: FastifyInstance, deps: AuthDeps): vo
     }
     request.auth = outcome;
     done();
-  });
+  };
 }
 
-/** Refuses with 403, naming the scope, a request whose credential lacks it. Registered after the rate limiter. */
-export function registerScopeCheck(app: FastifyInstance): void {
-  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
-    const needed = requiredScopes(request);
-    if (!needed || !request.auth) return done();
+/** The hook that refuses with 403, naming the scope, a request whose credential has none of `needed`. Runs after the rate limiter. */
+export function scopeCheckHook(needed: readonly Scope[]): onRequestHookHandler {
+  const names = needed.join(' ');
+  return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    if (!request.auth) return done();
     if (needed.some((s) => hasScope(request.auth!.scopes, s))) return done();
-    const names = needed.join(' ');
     done(
       new ApiError(
         403,
@@ -184,7 +183,7 @@ export function registerScopeCheck(app: FastifyInstance): void {
         { 'WWW-Authenticate': `Bearer ${REALM}, error="insufficient_scope", scope="${names}"` },
       ),
     );
-  });
+  };
 }
 
 /** The authenticated context of a route that declared a scope. */

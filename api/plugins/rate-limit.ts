@@ -8,7 +8,7 @@
  * Buckets live in this process: N API nodes behind a balancer allow up to N
  * times the limit. A shared limiter needs a shared store; see docs/api-platform.md.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import type { Plan } from '../../core/events.js';
 import type { ApiSettings, RateLimit } from '../context.js';
@@ -45,7 +45,8 @@ interface TenantBudget {
   limitHeader: string;
 }
 
-export function registerRateLimit(app: FastifyInstance, clock: Clock, settings: ApiSettings['rateLimits']): void {
+/** The hook that takes a token from the tenant's bucket (after authentication), or refuses with 429. */
+export function rateLimitHook(clock: Clock, settings: ApiSettings['rateLimits']): onRequestHookHandler {
   const budgets = new Map<string, TenantBudget>();
   const budgetOf = (customerId: string, plan: Plan, now: number): TenantBudget => {
     const limit = limitFor(settings, customerId, plan);
@@ -66,7 +67,7 @@ export function registerRateLimit(app: FastifyInstance, clock: Clock, settings: 
     return budget;
   };
   // A callback hook: nothing here waits, so it costs no promise per request.
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+  return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const auth = request.auth;
     if (!auth) return done();
     const now = clock.now();
@@ -91,5 +92,5 @@ export function registerRateLimit(app: FastifyInstance, clock: Clock, settings: 
         { 'Retry-After': String(result.retryAfterS) },
       ),
     );
-  });
+  };
 }

@@ -52,6 +52,28 @@ describe('rate limit headers', () => {
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.headers['ratelimit']).toBeUndefined();
   });
+
+  it('HEAD of a scoped route is authenticated, scope-checked and counted once, like its GET', async () => {
+    await start();
+    const { customerId, apiKey } = await h.newCustomer('Free fleet', 'free');
+    const head = (headers: Record<string, string>) => h.app.inject({ method: 'HEAD', url: '/v1/devices', headers });
+    expect((await head({})).statusCode).toBe(401);
+    const reader = await h.newKey(customerId, ['positions:read']);
+    expect((await head(auth(reader))).statusCode).toBe(403);
+    const first = await head(auth(apiKey));
+    const second = await head(auth(apiKey));
+    expect(first.statusCode).toBe(200);
+    // The 403 above took a token too: 120 - 1 - 1, then one more.
+    expect(first.headers['x-ratelimit-remaining']).toBe('118');
+    expect(second.headers['x-ratelimit-remaining']).toBe('117');
+  });
+
+  it('public routes run no access control', async () => {
+    await start();
+    const res = await h.app.inject({ method: 'GET', url: '/healthz', headers: { authorization: 'Bearer not-a-credential' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['ratelimit']).toBeUndefined();
+  });
 });
 
 describe('token bucket', () => {
