@@ -26,7 +26,8 @@ import { CredentialQueries } from './credential-queries.js';
 import { KeyUsageRecorder } from './key-usage.js';
 import { createMetrics } from './metrics.js';
 import { registerAccessControl } from './plugins/access.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
+import { registerJsonBodies } from './plugins/json-bodies.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { apiKeysRoutes } from './routes/api-keys.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -65,8 +66,12 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: requestIds(),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: true } },
+    // Errors Fastify or Node would otherwise answer in their own JSON shape.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
   registerErrorHandling(app);
+  registerJsonBodies(app);
   const metrics = createMetrics(app, ctx.projections, ctx.metrics);
 
   const keyUsage = new KeyUsageRecorder(ctx.store, log, settings.keyUsageFlushMs);

@@ -24,13 +24,21 @@ export const TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Content Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
+
+/** The problem's `type` URI: one page per code. */
+export function problemType(code: string): string {
+  return `https://docs.fleet.example/errors/${code}`;
+}
 
 export function notFound(what: string, id: string): ApiError {
   return new ApiError(404, 'not_found', `${what} ${id} does not exist`);

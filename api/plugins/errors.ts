@@ -2,8 +2,10 @@
  * The one error handler: every failure leaves as problem+json with a code,
  * the request id, and field pointers for validation errors.
  */
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, TITLES, type FieldError } from '../problem.js';
+import { ApiError, TITLES, problemType, type FieldError } from '../problem.js';
+import { unsupportedMediaType } from './json-bodies.js';
 
 interface AjvError {
   instancePath: string;
@@ -29,15 +31,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err }, 'request failed');
       return sendProblem(request, reply, new ApiError(status, 'internal_error', 'An unexpected error occurred; it has been logged.'));
     }
-    const code =
-      err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-        ? 'body_too_large'
-        : err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
-          ? 'unsupported_media_type'
-          : err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || status === 400
-            ? 'invalid_body'
-            : 'request_error';
-    return sendProblem(request, reply, new ApiError(status, code, err.message));
+    return sendProblem(request, reply, requestProblem(err, request));
   });
 
   app.setNotFoundHandler((request, reply) =>
@@ -63,7 +57,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, err: A
     .status(err.status)
     .type('application/problem+json')
     .send({
-      type: `https://docs.fleet.example/errors/${err.code}`,
+      type: problemType(err.code),
       title: TITLES[err.status] ?? 'Error',
       status: err.status,
       detail: err.detail,
@@ -72,4 +66,59 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, err: A
       request_id: request.id,
       errors: err.errors,
     });
+}
+
+/** A 4xx Fastify raised before our code ran (body size, content type, unreadable body), as our problem. */
+export function requestProblem(err: FastifyError, request: FastifyRequest): ApiError {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'body_too_large', `The request body is larger than the ${request.routeOptions.bodyLimit} bytes this route accepts.`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return unsupportedMediaType(request);
+    default:
+      return new ApiError(err.statusCode ?? 400, err.statusCode === 400 ? 'invalid_body' : 'request_error', err.message);
+  }
+}
+
+/**
+ * Fastify's `frameworkErrors`: failures found while routing, before any hook or
+ * the error handler (a malformed percent-encoded path, an over-long parameter).
+ */
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  let problem: ApiError;
+  if (err.code === 'FST_ERR_BAD_URL') {
+    problem = new ApiError(400, 'bad_url', `The URL has malformed percent-encoding: ${err.message}; each % must start a %XX escape of UTF-8.`);
+  } else if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    problem = new ApiError(414, 'uri_too_long', 'A path parameter of the URL is too long.');
+  } else {
+    request.log.error({ err }, 'routing failed');
+    problem = new ApiError(500, 'internal_error', 'An unexpected error occurred; it has been logged.');
+  }
+  sendProblem(request, reply, problem);
+}
+
+/**
+ * Fastify's `clientErrorHandler`: requests Node's HTTP parser refused (a bad
+ * Content-Length, a malformed request line, headers too large). There is no
+ * request, so no request id or instance; the connection is closed after it.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has nobody to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, detail]: [number, string, string] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'request_timeout', 'The request was not received in time.']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'headers_too_large', 'The request headers are too large.']
+        : [400, 'bad_request', `The request is not valid HTTP/1.1 (${err.message}).`];
+  this.log.trace({ err }, 'client error');
+  if (socket.writable) {
+    const title = TITLES[status] ?? 'Error';
+    const body = JSON.stringify({ type: problemType(code), title, status, detail, code, errors: [] });
+    socket.write(
+      `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }

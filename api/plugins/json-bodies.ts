@@ -1,0 +1,79 @@
+/**
+ * Request bodies are JSON: `application/json` on every route, and
+ * `application/merge-patch+json` (RFC 7396) on PATCH, whose routes are
+ * merge-patches. Everything else, text/plain included (Fastify would hand it
+ * over as a string), is a 415 naming what is accepted. Routes with a format of
+ * their own (the OAuth token endpoint's form) add a parser in their scope.
+ */
+import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../problem.js';
+
+export const JSON_TYPE = 'application/json';
+export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+
+type Done = (err: Error | null, body?: unknown) => void;
+
+/** The 415 for a body of a type the route does not take. */
+export function unsupportedMediaType(request: FastifyRequest): ApiError {
+  const sent = request.headers['content-type'];
+  const accepted = request.method === 'PATCH' ? `${JSON_TYPE} or ${MERGE_PATCH_TYPE}` : JSON_TYPE;
+  const what = sent ? `Content-Type ${sent.split(';')[0]!.trim()} is not accepted` : 'A body needs a Content-Type';
+  return new ApiError(415, 'unsupported_media_type', `${what}: send ${accepted}.`);
+}
+
+export function registerJsonBodies(app: FastifyInstance): void {
+  // Fastify's own parser refuses prototype keys with the same error as broken JSON: it is kept, and the refusal explained.
+  const strict = app.getDefaultJsonParser('error', 'error') as (request: FastifyRequest, body: string, done: Done) => void;
+  const parseJson: FastifyBodyParser<string> = (request, body, done) =>
+    strict(request, body, (err, value) => {
+      const pointer = err && (err as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? prototypeKey(body) : null;
+      if (pointer) return done(prototypeKeyRefused(pointer));
+      done(err, value);
+    });
+
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser(JSON_TYPE, { parseAs: 'string' }, parseJson);
+  app.addContentTypeParser(MERGE_PATCH_TYPE, { parseAs: 'string' }, (request, body, done) => {
+    if (request.method !== 'PATCH') return done(unsupportedMediaType(request), undefined);
+    parseJson(request, body as string, done);
+  });
+}
+
+function prototypeKeyRefused(pointer: string): ApiError {
+  return new ApiError(
+    400,
+    'invalid_body',
+    `The body is valid JSON, but its key at ${pointer} is refused for safety: __proto__ and constructor.prototype keys could change object prototypes.`,
+    [{ pointer, message: 'is refused: such a key could change object prototypes' }],
+  );
+}
+
+/**
+ * The pointer of the first key Fastify's parser refuses (`__proto__`, or
+ * `prototype` inside a `constructor` object), or null if the text is not JSON
+ * at all. Only runs on the error path.
+ */
+export function prototypeKey(text: string): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  return find(value, '/body');
+}
+
+function find(node: unknown, path: string): string | null {
+  if (typeof node !== 'object' || node === null) return null;
+  for (const key of Object.keys(node)) {
+    const here = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const child = (node as Record<string, unknown>)[key];
+    if (key === '__proto__') return here;
+    if (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype')) {
+      return `${here}/prototype`;
+    }
+    const deeper = find(child, here);
+    if (deeper) return deeper;
+  }
+  return null;
+}
