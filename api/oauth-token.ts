@@ -11,7 +11,8 @@ export const TOKEN_TTL_S = 3600;
 
 export class OAuthError extends Error {
   constructor(
-    readonly status: 400 | 401,
+    /** 413 is ours: RFC 6749 names no status for a body too large, so it keeps the RFC's body shape with invalid_request. */
+    readonly status: 400 | 401 | 413,
     readonly error: OAuthErrorCode,
     readonly description: string,
   ) {
@@ -27,14 +28,22 @@ export interface TokenRequest {
   scopes: Scope[] | null;
 }
 
+/** RFC 6749 §2.3.1: both parts of HTTP Basic are form-urlencoded before base64; bad escapes are a client that failed to authenticate. */
+function formDecoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new OAuthError(401, 'invalid_client', 'HTTP Basic credentials have malformed percent-encoding.');
+  }
+}
+
 function basicCredentials(header: string | undefined): { id: string; secret: string } | null {
   const match = header ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
   if (!match) return null;
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) throw new OAuthError(401, 'invalid_client', 'HTTP Basic credentials must be client_id:client_secret.');
-  // RFC 6749 §2.3.1: both parts are form-urlencoded before base64.
-  return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
+  return { id: formDecoded(decoded.slice(0, colon)), secret: formDecoded(decoded.slice(colon + 1)) };
 }
 
 function stringField(body: Record<string, unknown>, name: string): string | undefined {

@@ -46,14 +46,25 @@ function clientBody(c: OAuthClientRecord) {
   return { client_id: c.client_id, name: c.name, scopes: c.scopes, created_at: iso(c.created_at) };
 }
 
-/** RFC 6749 §5.2 errors; anything else about the request is an invalid_request, server faults stay problem+json. */
-function tokenErrorHandler(err: FastifyError | OAuthError, request: FastifyRequest, reply: FastifyReply) {
-  const oauth =
-    err instanceof OAuthError
-      ? err
-      : (err.statusCode ?? 500) < 500
-        ? new OAuthError(400, 'invalid_request', err.message)
-        : null;
+/** A token request is a few short fields; anything near this is not one. */
+export const TOKEN_BODY_LIMIT_BYTES = 8 * 1024;
+
+/**
+ * The error of a token request in RFC 6749 terms: a bad request is invalid_request (400, or 413 for a body
+ * too large, which the RFC does not cover), whatever raised it; server faults are null (they stay problem+json).
+ */
+function asOAuthError(err: FastifyError | OAuthError | ApiError): OAuthError | null {
+  if (err instanceof OAuthError) return err;
+  const status = err instanceof ApiError ? err.status : (err.statusCode ?? 500);
+  if (status >= 500) return null;
+  if (status === 413) return new OAuthError(413, 'invalid_request', `The request body is larger than ${TOKEN_BODY_LIMIT_BYTES} bytes.`);
+  if (status === 415) return new OAuthError(400, 'invalid_request', 'Send the parameters as application/x-www-form-urlencoded or JSON.');
+  return new OAuthError(400, 'invalid_request', err instanceof ApiError ? err.detail : err.message);
+}
+
+/** RFC 6749 §5.2 errors for the token endpoint. */
+function tokenErrorHandler(err: FastifyError | OAuthError | ApiError, request: FastifyRequest, reply: FastifyReply) {
+  const oauth = asOAuthError(err);
   if (!oauth) {
     request.log.error({ err }, 'token request failed');
     return sendProblem(request, reply, new ApiError(500, 'internal_error', 'An unexpected error occurred; it has been logged.'));
@@ -163,6 +174,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
       '/v1/oauth/token',
       {
         errorHandler: tokenErrorHandler,
+        bodyLimit: TOKEN_BODY_LIMIT_BYTES,
         // The handler checks the body itself, so that every mistake is answered in the RFC's shape.
         attachValidation: true,
         schema: {
@@ -178,7 +190,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
               'application/json': { schema: TokenRequest },
             },
           },
-          response: { 200: TokenResponse, 400: OAuthErrorBody, 401: OAuthErrorBody },
+          response: { 200: TokenResponse, 400: OAuthErrorBody, 401: OAuthErrorBody, 413: OAuthErrorBody },
         },
       },
       async (request, reply) => {

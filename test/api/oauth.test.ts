@@ -167,6 +167,40 @@ describe('POST /v1/oauth/token', () => {
     }
   });
 
+  it('HTTP Basic with malformed percent-encoding is 401 invalid_client, not a server error', async () => {
+    const c = await customerWithClient();
+    for (const pair of ['%6z:secret', `${c.clientId}:%E0%A4%A`, '%:%']) {
+      const res = await tokenForm({ grant_type: 'client_credentials' }, { authorization: `Basic ${Buffer.from(pair).toString('base64')}` });
+      expect(res.statusCode, pair).toBe(401);
+      expect(res.headers['www-authenticate']).toMatch(/^Basic /);
+      expect(res.json()).toEqual({ error: 'invalid_client', error_description: expect.stringContaining('percent-encoding') });
+      expectDocumented(doc, 'POST', '/v1/oauth/token', res);
+    }
+    // Properly escaped parts still work.
+    const escaped = Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.clientSecret)}`).toString('base64');
+    expect((await tokenForm({ grant_type: 'client_credentials' }, { authorization: `Basic ${escaped}` })).statusCode).toBe(200);
+  });
+
+  it('a body too large is 413 in the RFC 6749 shape, form or JSON; a __proto__ key is an explained invalid_request', async () => {
+    const c = await customerWithClient();
+    const padding = 'x'.repeat(9 * 1024);
+    for (const res of [
+      await tokenForm({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret, padding }),
+      await tokenJson({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret, padding }),
+    ]) {
+      expect(res.statusCode).toBe(413);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.json()).toEqual({ error: 'invalid_request', error_description: expect.stringContaining('larger than') });
+      expectDocumented(doc, 'POST', '/v1/oauth/token', res);
+    }
+    const poisoned = await h.app.inject({
+      method: 'POST', url: '/v1/oauth/token', headers: { 'content-type': 'application/json' },
+      payload: `{"grant_type":"client_credentials","client_id":"${c.clientId}","client_secret":"${c.clientSecret}","__proto__":{}}`,
+    });
+    expect(poisoned.statusCode).toBe(400);
+    expect(poisoned.json()).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/__proto__.*refused/) });
+  });
+
   it('grants a requested subset of the client\'s scopes (write implies read) and refuses more', async () => {
     const c = await customerWithClient(['devices:write', 'positions:read']);
     const narrow = await tokenForm({
