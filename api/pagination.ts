@@ -1,8 +1,67 @@
 /**
  * Opaque cursors: base64url of a hash of the filters and the last row's sort
  * key, so a cursor reused with other filters is refused (cursor_mismatch).
+ * Each list names its sort key (a `SortKey`), which says how the key is
+ * written and checks it when read back: a cursor this API could not have
+ * issued is a 400 invalid_cursor, never a quietly empty or shifted page.
  */
 import { ApiError } from './problem.js';
+
+/** How a list's sort key is written into a cursor and read back; `parse` returns null for text no page could have ended on. */
+export interface SortKey<K> {
+  format(key: K): string;
+  parse(text: string): K | null;
+}
+
+/** Our ids: a prefix and a lowercase ULID (core/ids.ts). */
+const ID = /^[a-z]{3}_[0-9a-hjkmnp-tv-z]{26}$/;
+/** Milliseconds and sequence numbers: digits only (Number() would also take '', ' 1', '0x1f', '1e3'). */
+const WHOLE = /^\d{1,16}$/;
+
+function whole(text: string): number | null {
+  if (!WHOLE.test(text)) return null;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** Lists in id order (devices, drivers, keys, latest positions by device). */
+export const idKey: SortKey<string> = {
+  format: (id) => id,
+  parse: (text) => (ID.test(text) ? text : null),
+};
+
+/** Lists in time order, ties broken by id (position history, events). */
+export const timeAndIdKey: SortKey<{ t: number; id: string }> = {
+  format: (k) => `${k.t}|${k.id}`,
+  parse(text) {
+    const bar = text.indexOf('|');
+    const t = bar < 0 ? null : whole(text.slice(0, bar));
+    return t === null || bar === text.length - 1 ? null : { t, id: text.slice(bar + 1) };
+  },
+};
+
+/** Lists in log order (the feed). */
+export const sequenceKey: SortKey<number> = {
+  format: (n) => String(n),
+  parse: whole,
+};
+
+/**
+ * A sort key preceded by the end of the window the walk started with, for
+ * lists whose `to` defaults to now: every page of a walk then reads the same
+ * window, however long the client takes between pages.
+ */
+export function withWindowEnd<K>(inner: SortKey<K>): SortKey<{ end: number; key: K }> {
+  return {
+    format: (k) => `${k.end}|${inner.format(k.key)}`,
+    parse(text) {
+      const bar = text.indexOf('|');
+      const end = bar < 0 ? null : whole(text.slice(0, bar));
+      const key = end === null ? null : inner.parse(text.slice(bar + 1));
+      return end === null || key === null ? null : { end, key };
+    },
+  };
+}
 
 /**
  * FNV-1a (32 bits) of the filters' JSON, with its length. It only tells filter
@@ -19,15 +78,24 @@ export function filterHash(filters: Record<string, unknown>): string {
 /** Between the filter hash (which never contains it) and the sort key (which may contain anything). */
 const SEPARATOR = '~';
 
-export function encodeCursor(key: string, filters: Record<string, unknown>): string {
-  return Buffer.from(filterHash(filters) + SEPARATOR + key).toString('base64url');
+/*
+ * Called without a SortKey, the key is any non-empty text: the older call sites that do not name their key
+ * yet. Every list should pass its own (idKey, timeAndIdKey, sequenceKey), so that forged keys are refused.
+ */
+export function encodeCursor(key: string, filters: Record<string, unknown>): string;
+export function encodeCursor<K>(key: K, filters: Record<string, unknown>, sortKey: SortKey<K>): string;
+export function encodeCursor<K>(key: K, filters: Record<string, unknown>, sortKey?: SortKey<K>): string {
+  const text = sortKey ? sortKey.format(key) : String(key);
+  return Buffer.from(filterHash(filters) + SEPARATOR + text).toString('base64url');
 }
 
 function malformed(): ApiError {
   return new ApiError(400, 'invalid_cursor', 'The cursor is not one this API issued.', [{ pointer: '/query/cursor', message: 'is malformed' }]);
 }
 
-export function decodeCursor(cursor: string | undefined, filters: Record<string, unknown>): string | null {
+export function decodeCursor(cursor: string | undefined, filters: Record<string, unknown>): string | null;
+export function decodeCursor<K>(cursor: string | undefined, filters: Record<string, unknown>, sortKey: SortKey<K>): K | null;
+export function decodeCursor<K>(cursor: string | undefined, filters: Record<string, unknown>, sortKey?: SortKey<K>): K | string | null {
   if (cursor === undefined) return null;
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw malformed();
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
@@ -38,16 +106,24 @@ export function decodeCursor(cursor: string | undefined, filters: Record<string,
       { pointer: '/query/cursor', message: 'belongs to a different filter set' },
     ]);
   }
-  return text.slice(at + 1);
+  if (!sortKey) return text.slice(at + 1);
+  const key = sortKey.parse(text.slice(at + 1));
+  if (key === null) throw malformed();
+  return key;
 }
 
-/** Builds the page envelope from rows fetched with limit + 1. */
-export function page<T>(rows: T[], limit: number, keyOf: (row: T) => string, filters: Record<string, unknown>) {
+/** Builds the page envelope from rows fetched with limit + 1; `keyOf` gives the sort key of the last row. */
+export function page<T>(rows: T[], limit: number, keyOf: (row: T) => string, filters: Record<string, unknown>): ListPage<T>;
+export function page<T, K>(rows: T[], limit: number, keyOf: (row: T) => K, filters: Record<string, unknown>, sortKey: SortKey<K>): ListPage<T>;
+export function page<T, K>(rows: T[], limit: number, keyOf: (row: T) => K, filters: Record<string, unknown>, sortKey?: SortKey<K>): ListPage<T> {
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
   const last = data[data.length - 1];
-  return {
-    data,
-    pagination: { next_cursor: hasMore && last ? encodeCursor(keyOf(last), filters) : null, has_more: hasMore },
-  };
+  const next = hasMore && last ? (sortKey ? encodeCursor(keyOf(last), filters, sortKey) : encodeCursor(String(keyOf(last)), filters)) : null;
+  return { data, pagination: { next_cursor: next, has_more: hasMore } };
+}
+
+export interface ListPage<T> {
+  data: T[];
+  pagination: { next_cursor: string | null; has_more: boolean };
 }

@@ -8,12 +8,14 @@ import { HistoryList, HistoryQuery, LatestPosition, LatestPositionList, LatestPo
 import { LatestPositionsIndex } from '../latest-positions-index.js';
 import fastJson from 'fast-json-stringify';
 import { historyPage } from '../read-models.js';
-import { decodeCursor, encodeCursor, page } from '../pagination.js';
+import { decodeCursor, encodeCursor, idKey, page, timeAndIdKey, withWindowEnd } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
 import { sendList } from '../send-serialized.js';
 import { parseTime } from '../time.js';
 
 const MAX_WINDOW_MS = 31 * 86_400_000;
+/** History pages carry the window end of the walk's first page (`to` defaults to now). */
+const HISTORY_KEY = withWindowEnd(timeAndIdKey);
 
 export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -34,10 +36,10 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
       const { items, lastId, hasMore } = latest.page(auth.customerId, {
         deviceIds,
         groupId: q.group_id ?? null,
-        afterId: decodeCursor(q.cursor, filters),
+        afterId: decodeCursor(q.cursor, filters, idKey),
         limit: q.limit,
       });
-      const pagination = { next_cursor: hasMore && lastId ? encodeCursor(lastId, filters) : null, has_more: hasMore };
+      const pagination = { next_cursor: hasMore && lastId ? encodeCursor(lastId, filters, idKey) : null, has_more: hasMore };
       // Items arrive serialised by the index (from the same LatestPosition schema); only the envelope is built here.
       sendList(reply as FastifyReply, items, pagination);
     },
@@ -53,7 +55,11 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
       const auth = authOf(request);
       const q = request.query;
       const from = parseTime(q.from, '/query/from');
-      const to = q.to === undefined ? ctx.clock.now() : parseTime(q.to, '/query/to');
+      const explicitTo = q.to === undefined ? null : parseTime(q.to, '/query/to');
+      // Without `to`, the window ends at "now" of the walk's first page: the cursor carries it, so later pages read the same window.
+      const filters = { device_id: q.device_id, from, to: explicitTo, order: q.order };
+      const cursor = decodeCursor(q.cursor, filters, HISTORY_KEY);
+      const to = explicitTo ?? cursor?.end ?? ctx.clock.now();
       if (to <= from) {
         throw new ApiError(400, 'validation_failed', 'to must be after from', [{ pointer: '/query/to', message: 'must be after from' }]);
       }
@@ -63,18 +69,15 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
         ]);
       }
       if (!ctx.readModels.device(auth.customerId, q.device_id)) throw notFound('device', q.device_id);
-      const filters = { device_id: q.device_id, from, to, order: q.order };
-      const key = decodeCursor(q.cursor, filters);
-      const [t, id] = key ? key.split('|') : [];
       const rows = historyPage(ctx.readModels.db, auth.customerId, {
         deviceId: q.device_id,
         from,
         to,
-        after: key ? { t: Number(t), id: id ?? '' } : null,
+        after: cursor?.key ?? null,
         limit: q.limit + 1,
         order: q.order,
       });
-      const result = page(rows, q.limit, (p) => `${p.fix_time}|${p.event_id}`, filters);
+      const result = page(rows, q.limit, (p) => ({ end: to, key: { t: p.fix_time, id: p.event_id } }), filters, HISTORY_KEY);
       return {
         data: result.data.map((p) => ({
           device_id: p.device_id,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor, filterHash } from '../../api/pagination.js';
+import { decodeCursor, encodeCursor, filterHash, idKey, sequenceKey, timeAndIdKey, withWindowEnd, type SortKey } from '../../api/pagination.js';
 import { ApiError } from '../../api/problem.js';
 
 function refusal(fn: () => unknown): ApiError {
@@ -48,5 +48,32 @@ describe('cursors', () => {
     const sets = [{}, { a: null }, { a: 1 }, { a: '1' }, { a: [1, 2] }, { a: [2, 1] }, { device_id: ['x'], group_id: null }, { device_id: ['y'], group_id: null }];
     expect(new Set(sets.map(filterHash)).size).toBe(sets.length);
     expect(filterHash({ a: 1 })).toBe(filterHash({ a: 1 }));
+  });
+
+  it('round-trips every sort key through a cursor', () => {
+    const roundTrip = <K>(sortKey: SortKey<K>, key: K) => decodeCursor(encodeCursor(key, filters, sortKey), { ...filters }, sortKey);
+    expect(roundTrip(idKey, 'dev_01jbz3k8x6m2q9w4e7r5t1y0ha')).toBe('dev_01jbz3k8x6m2q9w4e7r5t1y0ha');
+    expect(roundTrip(timeAndIdKey, { t: 1793491200000, id: 'evt_01jbz3k8x6m2q9w4e7r5t1y0ha' })).toEqual({ t: 1793491200000, id: 'evt_01jbz3k8x6m2q9w4e7r5t1y0ha' });
+    expect(roundTrip(timeAndIdKey, { t: 0, id: '0190f1e2-aaaa-8bbb-8ccc-123456789abc' })).toEqual({ t: 0, id: '0190f1e2-aaaa-8bbb-8ccc-123456789abc' });
+    expect(roundTrip(sequenceKey, 42)).toBe(42);
+    const windowed = { end: 1793577600000, key: { t: 1793491200000, id: 'a|b' } };
+    expect(roundTrip(withWindowEnd(timeAndIdKey), windowed)).toEqual(windowed);
+  });
+
+  it('refuses a cursor with the right filters but a key its list could not have issued', () => {
+    const forged = (key: string) => Buffer.from(`${filterHash(filters)}~${key}`).toString('base64url');
+    const cases: Array<[SortKey<unknown>, string[]]> = [
+      [idKey, ['zzz', 'dev_', 'dev_01jbz3k8x6m2q9w4e7r5t1y0h', 'DEV_01JBZ3K8X6M2Q9W4E7R5T1Y0HA', 'dev_01jbz3k8x6m2q9w4e7r5t1y0ha|1']],
+      [timeAndIdKey, ['abc', '12', '12|', '|evt', 'NaN|evt', ' 12|evt', '0x1f|evt', '1e3|evt', '-5|evt', '99999999999999999|evt']],
+      [sequenceKey, ['', 'x', '-1', '1.5', '1e3', '9007199254740993']],
+      [withWindowEnd(timeAndIdKey), ['12|evt', 'x|12|evt', '12|x|evt', '12|12|']],
+    ];
+    for (const [sortKey, keys] of cases) {
+      for (const key of keys) {
+        const err = refusal(() => decodeCursor(forged(key), filters, sortKey));
+        expect(err.code, key).toBe('invalid_cursor');
+        expect(err.errors).toEqual([{ pointer: '/query/cursor', message: 'is malformed' }]);
+      }
+    }
   });
 });

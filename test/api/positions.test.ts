@@ -163,6 +163,97 @@ describe('GET /v1/positions (history)', () => {
     expect(seen).toEqual([0, 1, 2, 3, 4, 10].map((i) => new Date(T0 + i * 1000).toISOString()));
   });
 
+  it('pages without `to` while the clock moves on: the walk keeps the window of its first page', async () => {
+    const { deviceId, record, headers } = await setup();
+    const start = h.clock.now();
+    const fixAt = (ms: number) => record(0, { fix_time: start + ms, received_at: start + ms + 300 });
+    for (const ms of [-5000, -4000, -3000, -2000]) await fixAt(ms);
+    const from = new Date(start - 60_000).toISOString();
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const url: string = `/v1/positions?device_id=${deviceId}&from=${from}&limit=2${cursor ? `&cursor=${cursor}` : ''}`;
+      const res = await h.app.inject({ method: 'GET', url, headers });
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json() as { data: Array<{ timestamp: string }>; pagination: { next_cursor: string | null } };
+      seen.push(...body.data.map((p) => Date.parse(p.timestamp) - start));
+      cursor = body.pagination.next_cursor;
+      h.clock.advance(1000);
+      if (++pages === 1) {
+        await fixAt(-500); // inside the first page's window, after the cursor: shows up once
+        await fixAt(200); // after the first page's "now": belongs to a later walk
+      }
+    } while (cursor);
+    expect(seen).toEqual([-5000, -4000, -3000, -2000, -500]);
+
+    const later = await h.app.inject({ method: 'GET', url: `/v1/positions?device_id=${deviceId}&from=${from}&limit=10`, headers });
+    expect(later.json().data.map((p: { timestamp: string }) => Date.parse(p.timestamp) - start)).toEqual([-5000, -4000, -3000, -2000, -500, 200]);
+
+    // The cursor of a walk without `to` is not one for an explicit `to`.
+    const first = await h.app.inject({ method: 'GET', url: `/v1/positions?device_id=${deviceId}&from=${from}&limit=2`, headers });
+    const to = new Date(start + 10_000).toISOString();
+    const mismatch = await h.app.inject({
+      method: 'GET', url: `/v1/positions?device_id=${deviceId}&from=${from}&to=${to}&limit=2&cursor=${first.json().pagination.next_cursor}`, headers,
+    });
+    expect(mismatch.json().code).toBe('cursor_mismatch');
+  });
+
+  it('refuses a cursor whose filters match but whose sort key was forged, as /v1/events does', async () => {
+    const { customerId, deviceId, record, headers } = await setup();
+    for (let i = 0; i < 3; i++) await record(i);
+    const second = await h.app.inject({
+      method: 'POST', url: '/v1/devices', headers, payload: { imei: imeiFrom('35693803564381'), model: 'FMB920', name: 'Van 8' },
+    });
+    const secondId = second.json().id as string;
+    await h.store.appendToStream(streams.telemetry(secondId), [
+      {
+        id: randomUuid(), type: 'PositionRecorded',
+        data: {
+          device_id: secondId, customer_id: customerId, protocol: 'teltonika', fix_time: T0, received_at: T0, valid: true, lat: 50, lng: 20,
+          speed_kmh: 0, heading_deg: 0, altitude_m: 0, satellites: 8, ignition: false, odometer_m: null, attributes: {},
+        },
+      },
+    ]);
+    for (let i = 0; i < 2; i++) {
+      await h.store.appendToStream(streams.deviceEvents(deviceId), [
+        {
+          id: randomUuid(), type: 'DeviceEventRaised',
+          data: {
+            event_id: `evt_forged${i}`, kind: 'event.harsh_brake', customer_id: customerId, device_id: deviceId, driver_id: null,
+            occurred_at: T0 + i * 1000, severity: 'medium', source: 'server', position: null, fields: { delta_kmh: -18, duration_ms: 1500 },
+            context: {}, media: [],
+          },
+        },
+      ]);
+    }
+    await h.runner.catchUp();
+    /** The same cursor with its sort key (after the filter hash) replaced. */
+    const forge = (cursor: string, key: string) => {
+      const text = Buffer.from(cursor, 'base64url').toString('utf8');
+      return Buffer.from(`${text.slice(0, text.indexOf('~'))}~${key}`).toString('base64url');
+    };
+    const lists: Array<[string, string[]]> = [
+      [`/v1/positions?device_id=${deviceId}&from=2026-11-20T08:00:00Z&limit=1`, ['abc', 'NaN|evt', '1|2', '1795000000000|x|', '1795000000000|0x10|id', '-1|1|id']],
+      [`/v1/positions?device_id=${deviceId}&from=2026-11-20T08:00:00Z&to=2026-11-20T09:00:00Z&order=desc&limit=1`, ['abc', ' 1|2|id']],
+      ['/v1/positions/latest?limit=1', ['zzz', 'dev_', 'dev_01x|1', '1793491200000|evt_1']],
+      ['/v1/events?limit=1', ['abc', 'NaN|evt']],
+    ];
+    for (const [url, keys] of lists) {
+      const first = await h.app.inject({ method: 'GET', url, headers });
+      const cursor = first.json().pagination.next_cursor as string | null;
+      expect(cursor, url).not.toBeNull();
+      const genuine = await h.app.inject({ method: 'GET', url: `${url}&cursor=${cursor}`, headers });
+      expect(genuine.statusCode).toBe(200);
+      for (const key of keys) {
+        const res = await h.app.inject({ method: 'GET', url: `${url}&cursor=${forge(cursor!, key)}`, headers });
+        expect(res.statusCode, `${url} ${key}`).toBe(400);
+        expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+        expect(res.json()).toMatchObject({ code: 'invalid_cursor', errors: [{ pointer: '/query/cursor', message: 'is malformed' }] });
+      }
+    }
+  });
+
   it('refuses naive times, windows over 31 days, and unknown devices', async () => {
     const { deviceId, headers } = await setup();
     const naive = await h.app.inject({ method: 'GET', url: `/v1/positions?device_id=${deviceId}&from=2026-11-20T08:00:00`, headers });
