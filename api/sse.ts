@@ -12,6 +12,7 @@ export class SseConnection {
   private keepAlive: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly closeListeners: Array<() => void> = [];
+  private readonly keepAliveListeners: Array<() => void> = [];
 
   constructor(
     private readonly res: ServerResponse,
@@ -28,7 +29,10 @@ export class SseConnection {
     });
     // `retry` tells EventSource how long to wait before reconnecting; the comment flushes the headers.
     res.write('retry: 2000\n: connected\n\n');
-    this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), keepAliveMs);
+    this.keepAlive = setInterval(() => {
+      for (const l of this.keepAliveListeners) l();
+      this.write(': keep-alive\n\n');
+    }, keepAliveMs);
     res.on('close', () => this.close());
   }
 
@@ -60,11 +64,17 @@ export class SseConnection {
     else this.closeListeners.push(listener);
   }
 
-  close(): void {
+  /** Runs `listener` before each keep-alive comment: the periodic moment to look at the clock. */
+  onKeepAlive(listener: () => void): void {
+    this.keepAliveListeners.push(listener);
+  }
+
+  /** Ends the response; `reason` (one line) goes out first as a comment, for whoever reads the raw stream. */
+  close(reason?: string): void {
     if (this.closed) return;
     this.closed = true;
     if (this.keepAlive) clearInterval(this.keepAlive);
-    if (!this.res.writableEnded) this.res.end();
+    if (!this.res.writableEnded) this.res.end(reason ? `: ${reason}\n\n` : undefined);
     for (const l of this.closeListeners.splice(0)) l();
   }
 

@@ -27,6 +27,8 @@ export interface AuthContext {
   credential: { kind: 'api_key' | 'oauth_token'; id: string };
   scopes: Scope[];
   plan: Plan;
+  /** When the credential stops working (an OAuth token's expiry); null for API keys, which live until revoked. */
+  expiresAt: number | null;
 }
 
 declare module 'fastify' {
@@ -99,7 +101,13 @@ function authenticateApiKey(secret: string, deps: AuthDeps, caches: Caches): Aut
       if (!key || !hashesEqual(key.secret_sha256, hash)) throw invalidToken('The API key is unknown or revoked.');
       if (key.revoked_at !== null) throw invalidToken('The API key is unknown or revoked.');
       deps.keyUsage.touch(key.customer_id, key.key_id, deps.clock.now());
-      return { customerId: key.customer_id, credential: { kind: 'api_key', id: key.key_id }, scopes: key.scopes, plan: key.plan };
+      return {
+        customerId: key.customer_id,
+        credential: { kind: 'api_key', id: key.key_id },
+        scopes: key.scopes,
+        plan: key.plan,
+        expiresAt: null,
+      };
     },
   );
 }
@@ -118,6 +126,7 @@ function authenticateOAuthToken(secret: string, deps: AuthDeps, caches: Caches):
         credential: { kind: 'oauth_token', id: token.client_id },
         scopes: token.scopes,
         plan: token.plan,
+        expiresAt: token.expires_at,
       };
     },
   );

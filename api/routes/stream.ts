@@ -4,7 +4,8 @@
  * Last-Event-ID gets what it missed replayed from the store, then live
  * events as the projection runner commits them. A `position` needs
  * positions:read, an `event` events:read; a credential with one of them gets
- * that type only.
+ * that type only. The credential is checked at connect and then followed:
+ * the stream ends when it is revoked or expires.
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -13,6 +14,7 @@ import type { LogPosition, RecordedEvent } from '../../core/event-store/port.js'
 import { comparePositions, positionFromString, positionToString } from '../../core/event-store/port.js';
 import type { DeviceEventRaised, PositionRecorded } from '../../core/events.js';
 import { settingsOf, type ApiContext } from '../context.js';
+import { closeOnExpiry, revokes } from '../credential-lifetime.js';
 import { authOf, hasScope } from '../plugins/auth.js';
 import { Problem, iso } from '../schemas/common.js';
 import { StreamEvent, StreamHeaders, StreamPosition } from '../schemas/stream.js';
@@ -122,6 +124,7 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext): Promi
       let queue: Relevant[] | null = [];
       const unsubscribe = ctx.projections.onApplied((batch) => {
         for (const e of batch) {
+          if (revokes(auth, e)) return conn.close('credential revoked');
           if (!relevant(e)) continue;
           if (queue) queue.push(e);
           else send(e);
@@ -131,6 +134,7 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         unsubscribe();
         open.delete(conn);
       });
+      closeOnExpiry(conn, auth, ctx.clock);
 
       try {
         if (last && boundary) await replay(last, boundary);

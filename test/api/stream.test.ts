@@ -174,4 +174,72 @@ describe('GET /v1/stream', () => {
     for (let i = 0; i < 50 && listeners() > before; i++) await new Promise((r) => setTimeout(r, 20));
     expect(listeners()).toBe(before);
   });
+
+  it('ends the stream when its API key is revoked, and only that key\'s stream', async () => {
+    const { customerId, apiKey } = await h.newCustomer();
+    const deviceId = await registerDevice(apiKey, '356938035643809', 'Van 1');
+    const createKey = async () => {
+      const res = await h.app.inject({
+        method: 'POST', url: '/v1/api-keys', headers: { authorization: `Bearer ${apiKey}` }, payload: { name: 'dashboard', scopes: ['positions:read'] },
+      });
+      expect(res.statusCode).toBe(201);
+      return res.json() as { id: string; secret: string };
+    };
+    const [doomed, kept] = [await createKey(), await createKey()];
+    const revokedStream = await connect(doomed.secret);
+    const keptStream = await connect(kept.secret);
+    expect(revokedStream.status).toBe(200);
+
+    const revoke = await h.app.inject({ method: 'DELETE', url: `/v1/api-keys/${doomed.id}`, headers: { authorization: `Bearer ${apiKey}` } });
+    expect(revoke.statusCode).toBe(204);
+    const last = await revokedStream.next((m) => m.comment !== null && m.comment !== 'keep-alive' && m.comment !== 'connected');
+    expect(last.comment).toBe('credential revoked');
+    await revokedStream.ended();
+
+    const at = await recordPosition(customerId, deviceId, 56.9);
+    expect((await keptStream.next()).id).toBe(positionToString(at));
+    const again = await fetch(`${base}/v1/stream`, { headers: { authorization: `Bearer ${doomed.secret}` } });
+    expect(again.status).toBe(401);
+  });
+
+  it('ends the stream of an OAuth token when its client is deleted', async () => {
+    const { apiKey } = await h.newCustomer();
+    const token = await oauthToken(apiKey);
+    const c = await connect(token.access_token);
+    expect(c.status).toBe(200);
+    const del = await h.app.inject({ method: 'DELETE', url: `/v1/oauth/clients/${token.clientId}`, headers: { authorization: `Bearer ${apiKey}` } });
+    expect(del.statusCode).toBe(204);
+    await c.ended();
+  });
+
+  it('ends the stream of an OAuth token when the token expires on the clock, not before', async () => {
+    const { customerId, apiKey } = await h.newCustomer();
+    const deviceId = await registerDevice(apiKey, '356938035643809', 'Van 1');
+    const token = await oauthToken(apiKey);
+    const c = await connect(token.access_token);
+    h.clock.advance(token.expires_in * 1000 - 1);
+    // Two keep-alives later the clock has been looked at with the token one millisecond from expiry: still streaming.
+    await c.next((m) => m.comment === 'keep-alive');
+    await c.next((m) => m.comment === 'keep-alive');
+    const at = await recordPosition(customerId, deviceId, 56.9);
+    expect((await c.next()).id).toBe(positionToString(at));
+    h.clock.advance(1);
+    const last = await c.next((m) => m.comment === 'credential expired');
+    expect(last.event).toBeNull();
+    await c.ended();
+  });
 });
+
+/** An OAuth client with positions:read, created with `apiKey`, and a token for it. */
+async function oauthToken(apiKey: string): Promise<{ access_token: string; expires_in: number; clientId: string }> {
+  const client = await h.app.inject({
+    method: 'POST', url: '/v1/oauth/clients', headers: { authorization: `Bearer ${apiKey}` }, payload: { name: 'Integrator', scopes: ['positions:read'] },
+  });
+  expect(client.statusCode).toBe(201);
+  const { client_id, client_secret } = client.json() as { client_id: string; client_secret: string };
+  const token = await h.app.inject({
+    method: 'POST', url: '/v1/oauth/token', payload: { grant_type: 'client_credentials', client_id, client_secret },
+  });
+  expect(token.statusCode).toBe(200);
+  return { ...(token.json() as { access_token: string; expires_in: number }), clientId: client_id };
+}
