@@ -66,6 +66,22 @@ describe('OAuth clients', () => {
       { client_id: client.client_id, name: 'Integrator Ltd', scopes: ['positions:read'], created_at: client.created_at },
     ]);
 
+    // Pages by client id (ids sort by creation time); a cursor with a forged id is refused.
+    h.clock.advance(1000);
+    const second = await h.app.inject({
+      method: 'POST', url: '/v1/oauth/clients', headers: auth(apiKey), payload: { name: 'Other Ltd', scopes: ['positions:read'] },
+    });
+    const firstPage = await h.app.inject({ method: 'GET', url: '/v1/oauth/clients?limit=1', headers: auth(apiKey) });
+    const cursor = firstPage.json().pagination.next_cursor as string;
+    const secondPage = await h.app.inject({ method: 'GET', url: `/v1/oauth/clients?limit=1&cursor=${cursor}`, headers: auth(apiKey) });
+    expect(secondPage.json().data.map((c: { client_id: string }) => c.client_id)).toEqual([second.json().client_id]);
+    const hash = Buffer.from(cursor, 'base64url').toString('utf8').split('~')[0];
+    const forged = Buffer.from(`${hash}~zzz`).toString('base64url');
+    const refused = await h.app.inject({ method: 'GET', url: `/v1/oauth/clients?limit=1&cursor=${forged}`, headers: auth(apiKey) });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().code).toBe('invalid_cursor');
+    await h.app.inject({ method: 'DELETE', url: `/v1/oauth/clients/${second.json().client_id}`, headers: auth(apiKey) });
+
     const del = await h.app.inject({ method: 'DELETE', url: `/v1/oauth/clients/${client.client_id}`, headers: auth(apiKey) });
     expect(del.statusCode).toBe(204);
     const again = await h.app.inject({ method: 'DELETE', url: `/v1/oauth/clients/${client.client_id}`, headers: auth(apiKey) });
