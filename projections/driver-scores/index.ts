@@ -10,12 +10,14 @@
  * (kept with the fix). A late fix is spliced between its neighbours: the
  * stretch prev->next is taken back and prev->late, late->next are added, with
  * the late fix taking its neighbour's driver and limit, so the totals equal
- * those of an in-order arrival and a replay gives the same days.
+ * those of an in-order arrival and a replay gives the same days. Only usable
+ * fixes count (usable-fix.ts): a fix dated in the future adds no day.
  */
 import type Database from 'better-sqlite3';
 import type { DeviceEventRaised, PositionRecorded } from '../../core/events.js';
 import type { Projection } from '../projection.js';
 import { speedLimitLookup } from '../speed-limit.js';
+import { isUsableFix } from '../usable-fix.js';
 import { dayOf } from './days.js';
 import { stretch, type Contribution, type ScoreFix } from './segment.js';
 
@@ -69,7 +71,8 @@ export const driverScoresProjection: Projection = {
     };
 
     const onFix = (d: PositionRecorded['data']) => {
-      if (!d.valid || !Number.isFinite(d.lat) || !Number.isFinite(d.lng)) return;
+      // A future-dated fix would become every later fix's "next" and open a day years ahead.
+      if (!isUsableFix(d)) return;
       // Two fixes with the same time: the first one stands.
       if (q.at.get(d.device_id, d.fix_time)) return;
       const prev = (q.prev.get(d.device_id, d.fix_time) as StoredFix | undefined) ?? null;

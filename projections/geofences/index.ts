@@ -1,6 +1,6 @@
 /**
  * Geofences: the read model the API lists, and the crossing detector. Each
- * valid fix newer than the device's last processed one is tested against the
+ * usable fix (usable-fix.ts) newer than the device's last processed one is tested against the
  * customer's geofences (R-tree + exact test, see customer-fences.ts) and the
  * difference with the device's previous set becomes `geofence.enter` /
  * `geofence.exit` events, raised with ids derived from the fix event, the
@@ -11,6 +11,7 @@ import type Database from 'better-sqlite3';
 import type { GeofenceCreated, PositionRecorded } from '../../core/events.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
 import { raiseDeviceEvent } from '../device-events.js';
+import { isUsableFix } from '../usable-fix.js';
 import type { DerivedEvent, Projection } from '../projection.js';
 import { CustomerFences } from './customer-fences.js';
 import { compileFence } from './geofence-index.js';
@@ -74,7 +75,7 @@ export const geofencesProjection: Projection = {
 
     const onFix = (e: RecordedEvent<PositionRecorded>): DerivedEvent[] | void => {
       const d = e.data;
-      if (!d.valid || !Number.isFinite(d.lat) || !Number.isFinite(d.lng)) return;
+      if (!isUsableFix(d)) return;
       const row = q.presence.get(d.device_id) as { last_fix_time: number; inside: string } | undefined;
       const before: Presence | null = row ? { last_fix_time: row.last_fix_time, inside: JSON.parse(row.inside) as Presence['inside'] } : null;
       const fences = fencesOf(d.customer_id);

@@ -1,5 +1,10 @@
-/** Pure rule for a device's latest position: the newest valid fix wins; late fixes never go back in time. */
+/**
+ * Pure rule for a device's latest position: the newest usable fix wins (not
+ * invalid, not dated in the future, see usable-fix.ts); late fixes never go
+ * back in time.
+ */
 import type { PositionRecorded } from '../../core/events.js';
+import { isUsableFix } from '../usable-fix.js';
 
 export interface LatestPositionRow {
   device_id: string;
@@ -20,7 +25,7 @@ export function evolveLatestPosition(
   e: PositionRecorded,
 ): LatestPositionRow | null {
   const d = e.data;
-  if (!d.valid) return row;
+  if (!isUsableFix(d)) return row;
   if (row && row.fix_time > d.fix_time) return row;
   return {
     device_id: d.device_id,

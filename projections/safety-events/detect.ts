@@ -6,6 +6,7 @@
  */
 import type { AlarmReported, DeviceDisconnected, PositionRecorded, StatusReported } from '../../core/events.js';
 import { raiseDeviceEvent, type RaiseInput } from '../device-events.js';
+import { isFutureDated, isUsableFix } from '../usable-fix.js';
 import type { DerivedEvent } from '../projection.js';
 import { continuesStateAlarm, deviceAlarmDetection, enterReport, isStateAlarm } from './device-alarms.js';
 import { admit, dropHeld, releaseHeld } from './hold.js';
@@ -35,6 +36,8 @@ export function detect(state: DetectorState, e: DetectorEvent, env: DetectorEnv)
     case 'AlarmReported':
       return onAlarm(state, e.id, e.data, env);
     case 'StatusReported':
+      // A status from a clock far ahead says nothing about when the device is now.
+      if (isFutureDated(e.data.at, e.data.received_at)) return release(state);
       return release({ ...state, clock: Math.max(state.clock, e.data.at), reports: enterReport(state.reports, e.data.at) });
     case 'DeviceDisconnected':
       return onDisconnect(state, e.data, env);
@@ -60,8 +63,8 @@ function release(state: DetectorState, all = false, first: DerivedEvent[] = []):
 
 function onFix(state: DetectorState, id: string, d: PositionRecorded['data'], env: DetectorEnv): DetectResult {
   const s: DetectorState = { ...state, reports: enterReport(state.reports, d.fix_time) };
-  // Invalid fixes (whose clock may be off too) and late ones (not newer than the last processed) detect nothing.
-  if (!d.valid || (state.last_fix && d.fix_time <= state.last_fix.t)) return release(s);
+  // Invalid or future-dated fixes (usable-fix.ts) and late ones (not newer than the last processed) detect nothing.
+  if (!isUsableFix(d) || (state.last_fix && d.fix_time <= state.last_fix.t)) return release(s);
   s.clock = Math.max(state.clock, d.fix_time);
   const cur: Fix = { id, t: d.fix_time, lat: d.lat, lng: d.lng, speed: d.speed_kmh, heading: d.heading_deg };
   const prev = state.last_fix;
@@ -83,6 +86,12 @@ function onFix(state: DetectorState, id: string, d: PositionRecorded['data'], en
 function onAlarm(state: DetectorState, id: string, d: AlarmReported['data'], env: DetectorEnv): DetectResult {
   const kind = d.kind;
   const at = d.occurred_at;
+  const ids = { customerId: d.customer_id, deviceId: d.device_id, driverId: env.driverId };
+  if (isFutureDated(at, d.received_at)) {
+    // Still the device's report, but its time must not become the device's "now": the clock that
+    // releases held detections, the double-reporting times and the trip would stay stuck years ahead.
+    return release(state, false, [raiseDeviceEvent(toInput(deviceAlarmDetection(id, d, state, env.limitKmh), ids, 'device'))]);
+  }
   let reports = state.reports;
   let repeated = false;
   if (isStateAlarm(d)) {
@@ -102,7 +111,6 @@ function onAlarm(state: DetectorState, id: string, d: AlarmReported['data'], env
     held: dropHeld(state.held, kind, at),
     trip,
   };
-  const ids = { customerId: d.customer_id, deviceId: d.device_id, driverId: env.driverId };
   return release(s, false, entry ? [raiseDeviceEvent(toInput(entry, ids, 'device'))] : []);
 }
 

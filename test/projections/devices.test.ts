@@ -59,4 +59,18 @@ describe('latest position', () => {
     const d = evolveLatestPosition(c, fix(4000, true, 4));
     expect(d).toMatchObject({ lat: 4, fix_time: 4000, ignition: 1 });
   });
+
+  it('is not taken from a fix dated years ahead of its receipt, and the next real fix still replaces it', () => {
+    const real = evolveLatestPosition(null, fix(Date.UTC(2026, 10, 20, 8), true, 1));
+    const year2030 = fix(Date.UTC(2030, 0, 1), true, 2);
+    year2030.data.received_at = Date.UTC(2026, 10, 20, 8, 1);
+    expect(evolveLatestPosition(real, year2030)).toBe(real);
+    expect(evolveLatestPosition(real, fix(Date.UTC(2026, 10, 20, 8, 2), true, 3))).toMatchObject({ lat: 3 });
+  });
+
+  it('a device\'s last contact is when the gateway received its frame, not the time the frame claims', () => {
+    const year2030 = fix(Date.UTC(2030, 0, 1), true, 2);
+    year2030.data.received_at = 5000;
+    expect(fold([registered, year2030])!.last_seen_at).toBe(5000);
+  });
 });

@@ -110,10 +110,10 @@ function setup() {
       driver_id: 'drv_1', terminal_id: null, created_at: 0,
     },
   });
-  const fix = (t: number, km: number, speed: number | null = 60): DomainEvent => ({
+  const fix = (t: number, km: number, speed: number | null = 60, receivedAt = t): DomainEvent => ({
     type: 'PositionRecorded',
     data: {
-      device_id: 'dev_1', customer_id: 'cus_1', protocol: 'teltonika', fix_time: t, received_at: t, valid: true, lat: 56.9 + km * DEG_PER_KM,
+      device_id: 'dev_1', customer_id: 'cus_1', protocol: 'teltonika', fix_time: t, received_at: receivedAt, valid: true, lat: 56.9 + km * DEG_PER_KM,
       lng: 24.1, speed_kmh: speed, heading_deg: 0, altitude_m: null, satellites: 9, ignition: true, odometer_m: null, attributes: {},
     },
   });
@@ -181,6 +181,18 @@ describe('daily totals from the log', () => {
       expect(b.get(day)!.overspeed_ms).toBeCloseTo(t.overspeed_ms, 3);
     }
     expect(a.get('2026-11-20')!.overspeed_ms).toBeGreaterThan(0);
+  });
+
+  it('a fix dated years ahead opens no day and leaves the real stretches as they were', () => {
+    const withStray = setup();
+    const clean = setup();
+    for (let i = 0; i <= 10; i++) {
+      if (i === 5) withStray.apply(withStray.fix(Date.UTC(2030, 0, 1), 3, 60, DAY1 + 4 * MIN + 30_000));
+      withStray.apply(withStray.fix(DAY1 + i * MIN, i));
+      clean.apply(clean.fix(DAY1 + i * MIN, i));
+    }
+    expect(withStray.days('drv_1')).toEqual(clean.days('drv_1'));
+    expect(withStray.db.prepare('SELECT day FROM driver_days').pluck().all()).toEqual(['2026-11-20']);
   });
 
   it('a late event recomputes its own day and leaves the others alone', () => {

@@ -37,11 +37,11 @@ function geofence(id: string, geometry: GeofenceCreated['data']['geometry'], ext
   };
 }
 
-function fix(t: number, at: { lat: number; lng: number }, valid = true): DomainEvent {
+function fix(t: number, at: { lat: number; lng: number }, valid = true, receivedAt = t + 500): DomainEvent {
   return {
     type: 'PositionRecorded',
     data: {
-      device_id: 'dev_1', customer_id: 'cus_1', protocol: 'teltonika', fix_time: t, received_at: t + 500, valid, lat: at.lat, lng: at.lng,
+      device_id: 'dev_1', customer_id: 'cus_1', protocol: 'teltonika', fix_time: t, received_at: receivedAt, valid, lat: at.lat, lng: at.lng,
       speed_kmh: 30, heading_deg: 0, altitude_m: null, satellites: 9, ignition: true, odometer_m: null, attributes: {},
     },
   };
@@ -80,6 +80,14 @@ describe('geofence crossings', () => {
     expect(crossings(fix(T0, north(600)))).toEqual([]);
     expect(crossings(fix(T0 + MIN, north(400))).map((c) => c.kind)).toEqual(['geofence.enter']);
     expect(crossings(fix(T0 + 3 * MIN, north(600)))).toMatchObject([{ kind: 'geofence.exit', fields: { geofence_id: 'geo_c', dwell_s: 120 } }]);
+  });
+
+  it('a fix dated years ahead changes no set, so the real fixes after it still cross', () => {
+    const { apply, crossings } = setup();
+    apply(geofence('geo_a', DEPOT));
+    expect(crossings(fix(T0, OUTSIDE))).toEqual([]);
+    expect(crossings(fix(Date.UTC(2030, 0, 1), INSIDE, true, T0 + 30_000))).toEqual([]);
+    expect(crossings(fix(T0 + MIN, INSIDE)).map((c) => [c.kind, c.occurred_at])).toEqual([['geofence.enter', T0 + MIN]]);
   });
 
   it('crossing from one geofence into another gives the exit first, then the enter', () => {

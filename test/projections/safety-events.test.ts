@@ -141,6 +141,7 @@ describe('overspeed against the effective limit', () => {
   it('checks nothing without a limit', () => {
     expect(run([fix(0, 180), later(0)]).raised).toEqual([]);
   });
+
 });
 
 describe('late and invalid fixes', () => {
@@ -148,6 +149,16 @@ describe('late and invalid fixes', () => {
     const env = { ...ENV, limitKmh: 90 };
     const events = [...drive(10, [60, 60, 60]), fix(5, 0), fix(6, 150), fix(13, 60), later(13)];
     expect(run(events, env).raised).toEqual([]);
+  });
+
+  it('ignores a fix dated in the future, so the fixes after it are not taken for late ones', () => {
+    const env = { ...ENV, limitKmh: 90 };
+    const year2030 = fix(3, 0, { fix_time: Date.UTC(2030, 0, 1), received_at: T0 + 3000 });
+    const { raised } = run([...drive(0, [80, 80, 80]), year2030, ...drive(10, [150, 130, 110, 95]), later(13)], env);
+    expect(raised.map((r) => [r.kind, r.occurred_at - T0])).toEqual([
+      ['event.overspeed', 10_000],
+      ['event.harsh_brake', 10_000],
+    ]);
   });
 
   it('ignores invalid fixes', () => {
@@ -221,6 +232,22 @@ describe('no double reporting', () => {
     expect(before.map((r) => r.source)).toEqual(['device']);
     const longAgo = run([alarm(-120, 'event.harsh_brake'), ...braking, later(6)]).raised;
     expect(longAgo.map((r) => r.source)).toEqual(['device', 'server']);
+  });
+
+  it('keeps working after an alarm or status dated years ahead (a device clock gone wrong)', () => {
+    const ahead = { occurred_at: Date.UTC(2030, 0, 1), received_at: T0 } as const;
+    const status: DetectorEvent = {
+      id: 'status-2030',
+      type: 'StatusReported',
+      data: { device_id: DEVICE, customer_id: CUSTOMER, protocol: 'gt06', at: Date.UTC(2030, 0, 1), received_at: T0, ignition: true, attributes: {} },
+    };
+    for (const stray of [alarm(0, 'event.sos', ahead), status]) {
+      // The server brake is still held, not released at once by a 2030 "now", and dropped for the device's own report after it.
+      const { raised } = run([stray, ...braking, alarm(6, 'event.harsh_brake'), later(6)]);
+      expect(raised.filter((r) => r.kind === 'event.harsh_brake').map((r) => r.source)).toEqual(['device']);
+    }
+    // The alarm itself is still reported: it is the device's.
+    expect(run([alarm(0, 'event.sos', ahead)]).raised.map((r) => r.kind)).toEqual(['event.sos']);
   });
 
   it('does not hold a detection forever: a disconnect releases it', () => {
