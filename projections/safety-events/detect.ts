@@ -70,14 +70,15 @@ function onFix(state: DetectorState, id: string, d: PositionRecorded['data'], en
   const prev = state.last_fix;
   const speed = stepSpeed(state.speed_episode, prev, cur);
   const turn = stepTurn(state.turn_episode, prev, cur);
-  const over = stepOverspeed(state.overspeed_armed, cur, env.limitKmh);
+  const over = stepOverspeed(state.overspeed_armed, prev, cur, env.limitKmh);
   const ids = { customerId: d.customer_id, deviceId: d.device_id, driverId: env.driverId };
   const next: DetectorState = {
     ...s,
     last_fix: cur,
     speed_episode: speed.episode,
     turn_episode: turn.episode,
-    overspeed_armed: over.armed,
+    // Ignition off ends the trip, and with it any overspeed still going on: the next onset is a new one.
+    overspeed_armed: over.armed || d.ignition === false,
     trip: tripOnFix(state.trip, prev, cur, d.ignition, d.odometer_m),
   };
   return release(hold(next, [speed.detection, turn.detection, over.detection], ids));
@@ -105,6 +106,7 @@ function onAlarm(state: DetectorState, id: string, d: AlarmReported['data'], env
   if (kind === 'event.ignition_off' && trip && trip.started_at <= at) trip = null;
   const s: DetectorState = {
     ...state,
+    overspeed_armed: state.overspeed_armed || kind === 'event.ignition_off',
     clock: Math.max(state.clock, at),
     device_reported: { ...state.device_reported, [kind]: Math.max(state.device_reported[kind] ?? at, at) },
     reports,

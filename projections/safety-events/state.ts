@@ -66,7 +66,7 @@ export interface DetectorState {
   clock: number;
   speed_episode: SpeedEpisode | null;
   turn_episode: TurnEpisode | null;
-  /** False from an overspeed onset until the speed drops below limit − margin. */
+  /** False from an overspeed onset until the speed drops below limit − margin, the ignition goes off or the fixes pause. */
   overspeed_armed: boolean;
   /** When the device itself last reported each kind. */
   device_reported: Partial<Record<RaisedKind, number>>;

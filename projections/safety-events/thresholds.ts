@@ -21,6 +21,8 @@ export const THRESHOLDS = {
   implausibleLateralMs2: 10,
   /** Overspeed re-arms once the speed drops below limit − this margin (no flapping around the limit). */
   overspeedRearmMarginKmh: 5,
+  /** ... or once no fix came for this long (the overspeed seen before says nothing about the next trip). */
+  overspeedRearmGapMs: 10 * 60_000,
   /**
    * Double reporting: a server detection is dropped when the device itself
    * reported the same kind within this long of it (before or after); so a

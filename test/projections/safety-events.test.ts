@@ -142,6 +142,22 @@ describe('overspeed against the effective limit', () => {
     expect(run([fix(0, 180), later(0)]).raised).toEqual([]);
   });
 
+  const onsets = (events: DetectorEvent[]) =>
+    run(events, { ...ENV, limitKmh: 90 }).raised.filter((r) => r.kind === 'event.overspeed').map((r) => r.occurred_at - T0);
+  const gap = THRESHOLDS.overspeedRearmGapMs / 1000;
+
+  it('re-arms after a pause in the fixes: the next trip\'s onset is reported even without a slow fix in between', () => {
+    // Speeding when the fixes stop (tunnel, power cut, parked out of coverage), speeding again when they resume.
+    expect(onsets([fix(0, 150), fix(60, 150), fix(60 + gap + 1, 150), later(60 + gap + 1)])).toEqual([0, (60 + gap + 1) * 1000]);
+    // Fixes as far apart as that pause, but no further, are one drive.
+    expect(onsets([fix(0, 150), fix(gap, 150), fix(2 * gap, 150), later(2 * gap)])).toEqual([0]);
+  });
+
+  it('re-arms when the ignition goes off, by a fix or by the device\'s alarm', () => {
+    expect(onsets([fix(0, 150), fix(30, 150, { ignition: false }), fix(60, 150), later(60)])).toEqual([0, 60_000]);
+    expect(onsets([fix(0, 150), alarm(30, 'event.ignition_off'), fix(60, 150), later(60)])).toEqual([0, 60_000]);
+    expect(onsets([fix(0, 150), fix(30, 150), fix(60, 150), later(60)])).toEqual([0]);
+  });
 });
 
 describe('late and invalid fixes', () => {
