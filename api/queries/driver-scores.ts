@@ -34,12 +34,23 @@ export function dailyTotals(db: Database.Database, driverId: string, from: strin
 }
 
 /**
+ * A day anchors the window once some driver of the customer drove on it: a
+ * parked vehicle's fixes open a day row with no distance, and the float
+ * residue of spliced late fixes is far below a metre.
+ */
+const ANCHOR_MIN_DISTANCE_M = 1;
+
+/**
  * The window of the current score: the 7 UTC days ending with the newest day
- * any of the customer's drivers has data for. Anchored to the data rather
- * than the wall clock, so a replay of the log gives the same scores.
+ * on which any of the customer's drivers drove. Anchored to the data rather
+ * than the wall clock, so a replay of the log gives the same scores; a day
+ * with fixes but no distance does not move it, and a fix dated in the future
+ * makes no day at all (projections/usable-fix.ts).
  */
 export function currentWindow(db: Database.Database, customerId: string): { from: string; to: string } | null {
-  const newest = stmt(db, 'SELECT MAX(day) FROM driver_days WHERE customer_id = ?').pluck().get(customerId) as string | null;
+  const newest = stmt(db, 'SELECT day FROM driver_days WHERE customer_id = ? AND distance_m >= ? ORDER BY day DESC LIMIT 1')
+    .pluck()
+    .get(customerId, ANCHOR_MIN_DISTANCE_M) as string | undefined;
   return newest ? { from: addDays(newest, 1 - CURRENT_SCORE_DAYS), to: addDays(newest, 1) } : null;
 }
 

@@ -11,7 +11,8 @@
  * stretch prev->next is taken back and prev->late, late->next are added, with
  * the late fix taking its neighbour's driver and limit, so the totals equal
  * those of an in-order arrival and a replay gives the same days. Only usable
- * fixes count (usable-fix.ts): a fix dated in the future adds no day.
+ * fixes count (usable-fix.ts): a fix dated in the future adds no day. Each
+ * event is counted once per event_id, however often it reaches the log.
  */
 import type Database from 'better-sqlite3';
 import type { DeviceEventRaised, PositionRecorded } from '../../core/events.js';
@@ -42,7 +43,8 @@ export const driverScoresProjection: Projection = {
       CREATE INDEX IF NOT EXISTS driver_days_by_customer ON driver_days (customer_id, day);
       CREATE TABLE IF NOT EXISTS driver_day_events (
         driver_id TEXT NOT NULL, day TEXT NOT NULL, kind TEXT NOT NULL, count INTEGER NOT NULL,
-        PRIMARY KEY (driver_id, day, kind)) WITHOUT ROWID;`);
+        PRIMARY KEY (driver_id, day, kind)) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS driver_counted_events (event_id TEXT PRIMARY KEY) WITHOUT ROWID;`);
   },
   prepare(db: Database.Database) {
     const q = {
@@ -59,6 +61,9 @@ export const driverScoresProjection: Projection = {
          ON CONFLICT(driver_id, day) DO UPDATE SET distance_m = distance_m + excluded.distance_m,
            driving_ms = driving_ms + excluded.driving_ms, overspeed_ms = overspeed_ms + excluded.overspeed_ms`,
       ),
+      // A derived event can reach the log twice (EventStoreDB deduplicates appends with expectedRevision
+      // "any" only best-effort); its event_id is the same both times, and counts once.
+      firstSeen: db.prepare('INSERT OR IGNORE INTO driver_counted_events (event_id) VALUES (?)'),
       countEvent: db.prepare(
         `INSERT INTO driver_day_events (driver_id, day, kind, count) VALUES (?, ?, ?, 1)
          ON CONFLICT(driver_id, day, kind) DO UPDATE SET count = count + 1`,
@@ -100,7 +105,7 @@ export const driverScoresProjection: Projection = {
     };
 
     const onEvent = (d: DeviceEventRaised['data']) => {
-      if (d.driver_id) q.countEvent.run(d.driver_id, dayOf(d.occurred_at), d.kind);
+      if (d.driver_id && q.firstSeen.run(d.event_id).changes === 1) q.countEvent.run(d.driver_id, dayOf(d.occurred_at), d.kind);
     };
 
     return (e) => {

@@ -183,6 +183,17 @@ describe('daily totals from the log', () => {
     expect(a.get('2026-11-20')!.overspeed_ms).toBeGreaterThan(0);
   });
 
+  it('counts an event once however often it reaches the log (the same event_id appended twice)', () => {
+    const { apply, fix, raised, days } = setup();
+    for (let i = 0; i <= 10; i++) apply(fix(DAY1 + i * MIN, i));
+    const brake = raised('event.harsh_brake', DAY1 + 5 * MIN);
+    apply(brake, 'derived-1');
+    apply(brake, 'derived-1');
+    expect(days().get('2026-11-20')!.counts).toEqual({ 'event.harsh_brake': 1 });
+    apply(raised('event.harsh_brake', DAY1 + 6 * MIN));
+    expect(days().get('2026-11-20')!.counts).toEqual({ 'event.harsh_brake': 2 });
+  });
+
   it('a fix dated years ahead opens no day and leaves the real stretches as they were', () => {
     const withStray = setup();
     const clean = setup();
