@@ -3,9 +3,8 @@
  * into every problem found, each with a pointer: which position is off the
  * globe, which ring is open, where edges cross.
  */
-import { area, circle, kinks } from '@turf/turf';
+import { area, booleanPointInPolygon, circle, kinks } from '@turf/turf';
 import type { GeofenceCreated } from '../core/events.js';
-import { flattenPolygon, inRing } from '../projections/geofences/point-in-polygon.js';
 import type { FieldError } from './problem.js';
 import type { CreateGeofenceBody } from './schemas/geofences.js';
 
@@ -98,7 +97,7 @@ function parsePolygon(input: unknown): { polygon: Polygon } | { errors: FieldErr
   for (let i = 1; i < rings.length; i++) {
     // No edges cross, so a hole is inside the outer ring exactly when its first vertex is.
     const [x, y] = rings[i]![0]!;
-    if (!inRing(flattenPolygon([rings[0]!])[0]!, x!, y!)) errors.push({ pointer: `${base}/coordinates/${i}`, message: 'a hole must lie inside the outer ring' });
+    if (!booleanPointInPolygon([x!, y!], { type: 'Polygon', coordinates: [rings[0]!] })) errors.push({ pointer: `${base}/coordinates/${i}`, message: 'a hole must lie inside the outer ring' });
   }
   return errors.length > 0 ? { errors } : { polygon };
 }

@@ -1,18 +1,24 @@
 /**
- * One geofence prepared for containment tests. Most points are settled
- * before walking any edge: a disc certainly inside the polygon and one
- * certainly around it (for circles the band between them is under 0.2% of
- * the radius), then a coarse raster (raster.ts); only points in a cell an
- * edge crosses walk the edges, and then only those of their latitude slab
- * (point-in-polygon.ts).
+ * One geofence prepared for containment tests. The decision is Turf's
+ * `booleanPointInPolygon` (a point on the boundary is inside); cheap filters
+ * that can only agree with it settle most points first: a disc certainly
+ * inside the polygon and one certainly around it (for circles the band
+ * between them is under 0.2% of the radius), then a coarse raster
+ * (raster.ts) whose cells no edge comes near. Only points in a cell an edge
+ * crosses reach Turf.
  */
-import { flattenPolygon, inPolygon, inSlabPolygon, slabRing, type FlatRing, type SlabRing } from './point-in-polygon.js';
+import { booleanPointInPolygon } from '@turf/turf';
+import type { GeofenceCreated } from '../../core/events.js';
+import { flattenPolygon, type FlatRing } from './flat-rings.js';
 import { EDGE, INSIDE, cellOf, rasterize, type Raster } from './raster.js';
+
+export type Polygon = GeofenceCreated['data']['geometry'];
 
 export interface Fence {
   id: string;
   name: string;
-  rings: SlabRing[];
+  /** The GeoJSON Polygon (closed rings, [lng, lat]) Turf decides on. */
+  polygon: Polygon;
   minX: number;
   minY: number;
   maxX: number;
@@ -31,8 +37,15 @@ export interface Discs {
   rOut2: number;
 }
 
-/** Prepares a geofence (GeoJSON Polygon coordinates, [lng, lat]). */
+/** The exact test, for the points no filter settles (and for building the filters). */
+export function polygonContains(polygon: Polygon, lng: number, lat: number): boolean {
+  return booleanPointInPolygon([lng, lat], polygon);
+}
+
+/** Prepares a geofence (GeoJSON Polygon coordinates, closed rings of [lng, lat]). */
 export function compileFence(id: string, name: string, coordinates: number[][][]): Fence {
+  const polygon: Polygon = { type: 'Polygon', coordinates };
+  const contains = (x: number, y: number) => polygonContains(polygon, x, y);
   const rings = flattenPolygon(coordinates);
   const outer = rings[0]!;
   let minX = Infinity;
@@ -50,13 +63,13 @@ export function compileFence(id: string, name: string, coordinates: number[][][]
   return {
     id,
     name,
-    rings: rings.map(slabRing),
+    polygon,
     minX,
     minY,
     maxX,
     maxY,
-    discs: discsOf(rings),
-    raster: rasterize(rings, minX, minY, maxX, maxY),
+    discs: discsOf(rings, contains),
+    raster: rasterize(rings, minX, minY, maxX, maxY, contains),
   };
 }
 
@@ -69,7 +82,7 @@ export function compileFence(id: string, name: string, coordinates: number[][][]
  * by a relative 1e-9 so rounding never settles a point the exact test would
  * not.
  */
-function discsOf(rings: FlatRing[]): Discs {
+function discsOf(rings: FlatRing[], contains: (x: number, y: number) => boolean): Discs {
   const outer = rings[0]!;
   const n = outer.length / 2;
   let cx = 0;
@@ -88,7 +101,7 @@ function discsOf(rings: FlatRing[]): Discs {
     rOut2 = Math.max(rOut2, dx * dx + dy * dy);
   }
   let rIn2 = -1;
-  if (inPolygon(rings, cx, cy)) {
+  if (contains(cx, cy)) {
     rIn2 = Infinity;
     for (const ring of rings) {
       for (let i = 0, j = ring.length - 2; i < ring.length; j = i, i += 2) {
@@ -120,5 +133,5 @@ export function fenceContains(f: Fence, lat: number, lng: number): boolean {
   if (d2 <= d.rIn2) return true;
   if (d2 > d.rOut2) return false;
   const cell = cellOf(f.raster, lng, lat);
-  return cell === EDGE ? inSlabPolygon(f.rings, lng, lat) : cell === INSIDE;
+  return cell === EDGE ? polygonContains(f.polygon, lng, lat) : cell === INSIDE;
 }

@@ -1,8 +1,9 @@
 /**
  * An immutable spatial index over one customer's geofences: a Flatbush
  * R-tree over bounding boxes narrows a point to the few geofences whose box
- * holds it, then each is settled as in fence.ts. Pure and in memory, so the
- * benchmark drives it directly.
+ * holds it, then each is settled as in fence.ts (discs and raster, Turf for
+ * points near an edge). Pure and in memory, so the benchmark drives it
+ * directly.
  *
  * With thousands of geofences the cost is memory, not arithmetic: each
  * candidate used to cost a few cache misses on scattered objects. So the
@@ -11,9 +12,8 @@
  * candidates of one point sit close together.
  */
 import Flatbush from 'flatbush';
-import { inSlabPolygon } from './point-in-polygon.js';
+import { polygonContains, type Fence } from './fence.js';
 import { EDGE, INSIDE } from './raster.js';
-import type { Fence } from './fence.js';
 
 export { compileFence, fenceContains, type Fence } from './fence.js';
 
@@ -89,7 +89,7 @@ export class GeofenceIndex {
     const cx = Math.min(size - 1, Math.max(0, Math.floor((x - f[o + 5]!) * f[o + 7]!)));
     const cy = Math.min(size - 1, Math.max(0, Math.floor((y - f[o + 6]!) * f[o + 8]!)));
     const cell = this.cells[this.cellStart[slot]! + cy * size + cx]!;
-    return cell === EDGE ? inSlabPolygon(this.fences[slot]!.rings, x, y) : cell === INSIDE;
+    return cell === EDGE ? polygonContains(this.fences[slot]!.polygon, x, y) : cell === INSIDE;
   }
 }
 

@@ -4,9 +4,10 @@
  * settled cell needs no edge walk at all; only points in edge cells fall back
  * to the exact test. Cells touched by an edge are found with a segment/cell
  * clip against cells grown by a hair, so a cell called inside or outside is
- * one no edge comes near, and its centre's answer holds for all its points.
+ * one no edge comes near, and the exact test's answer at its centre holds for
+ * all its points.
  */
-import { inPolygon, type FlatRing } from './point-in-polygon.js';
+import type { FlatRing } from './flat-rings.js';
 
 export const OUTSIDE = 0;
 export const INSIDE = 1;
@@ -22,7 +23,14 @@ export interface Raster {
   cells: Uint8Array;
 }
 
-export function rasterize(rings: readonly FlatRing[], minX: number, minY: number, maxX: number, maxY: number): Raster {
+export function rasterize(
+  rings: readonly FlatRing[],
+  minX: number,
+  minY: number,
+  maxX: number,
+  maxY: number,
+  contains: (x: number, y: number) => boolean,
+): Raster {
   const vertices = rings.reduce((n, r) => n + r.length / 2, 0);
   const size = vertices > 64 ? 32 : 16;
   const w = maxX - minX || 1e-12;
@@ -56,7 +64,7 @@ export function rasterize(rings: readonly FlatRing[], minX: number, minY: number
   for (let cy = 0; cy < size; cy++) {
     for (let cx = 0; cx < size; cx++) {
       const k = cy * size + cx;
-      if (cells[k] === 255) cells[k] = inPolygon(rings, minX + (cx + 0.5) / sx, minY + (cy + 0.5) / sy) ? INSIDE : OUTSIDE;
+      if (cells[k] === 255) cells[k] = contains(minX + (cx + 0.5) / sx, minY + (cy + 0.5) / sy) ? INSIDE : OUTSIDE;
     }
   }
   return { minX, minY, sx, sy, size, cells };
