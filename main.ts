@@ -60,6 +60,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           waitFor: (p) => r.waitFor(p),
           catchUp: () => r.catchUp(),
           projections: runnerView(r, store, clock),
+          settings: { publicUrl: config.publicUrl },
           metrics: {
             storeAppends: () => appendCounts,
             // The gateway starts after the API (below); until then, and without that role, there is nothing to report.

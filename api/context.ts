@@ -1,5 +1,6 @@
 /** What routes need from the rest of the system, injected by api/app.ts. */
 import type { Clock } from '../core/clock.js';
+import { DEFAULT_HTTP_PORT, defaultPublicUrl } from '../core/config.js';
 import type { EventStore, LogPosition, RecordedEvent } from '../core/event-store/port.js';
 import type { Plan } from '../core/events.js';
 import type { ProjectionLag } from '../projections/lag.js';
@@ -53,7 +54,7 @@ export interface ApiSettings {
   streamKeepAliveMs: number;
   /** /readyz fails when the oldest event the read models lack is older than this. */
   readyMaxLagS: number;
-  /** The base URL the OpenAPI document names as its server. */
+  /** The base URL clients reach the API at (FLEET_PUBLIC_URL): the OpenAPI document's server and OAuth token URL. */
   publicUrl: string;
 }
 
@@ -62,7 +63,7 @@ export const DEFAULT_SETTINGS: ApiSettings = {
   keyUsageFlushMs: 60_000,
   streamKeepAliveMs: 15_000,
   readyMaxLagS: 30,
-  publicUrl: 'http://localhost:3000',
+  publicUrl: defaultPublicUrl(DEFAULT_HTTP_PORT),
 };
 
 export function settingsOf(ctx: ApiContext): ApiSettings {

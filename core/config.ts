@@ -13,6 +13,8 @@ export interface Config {
   dataDir: string;
   httpHost: string;
   httpPort: number;
+  /** The base URL clients reach the API at: the OpenAPI document's server and OAuth token URL. No trailing slash. */
+  publicUrl: string;
   gatewayHost: string;
   teltonikaPort: number;
   gt06Port: number;
@@ -30,6 +32,29 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+export const DEFAULT_HTTP_PORT = 3000;
+
+/** Where a client on this machine reaches an API listening on `port`. */
+export function defaultPublicUrl(port: number): string {
+  return `http://localhost:${port}`;
+}
+
+/** An absolute http(s) base URL without query, fragment or credentials; the trailing slash dropped so paths append cleanly. */
+function baseUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL such as https://api.example.com (got ${JSON.stringify(raw)})`);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`${name} must be an http(s) URL without query, fragment or credentials (got ${JSON.stringify(raw)})`);
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = 65535 * 1000): number {
   const raw = env[name];
@@ -51,11 +76,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!store.startsWith('sqlite:') && !store.startsWith('esdb://') && !store.startsWith('esdb+discover://')) {
     throw new ConfigError(`FLEET_STORE must be sqlite:PATH or esdb://... (got ${JSON.stringify(store)})`);
   }
+  const httpPort = port(env, 'FLEET_HTTP_PORT', DEFAULT_HTTP_PORT);
   return {
     store,
     dataDir,
     httpHost: env.FLEET_HTTP_HOST || '0.0.0.0',
-    httpPort: port(env, 'FLEET_HTTP_PORT', 3000),
+    httpPort,
+    publicUrl: baseUrl(env, 'FLEET_PUBLIC_URL', defaultPublicUrl(httpPort)),
     gatewayHost: env.FLEET_GATEWAY_HOST || '0.0.0.0',
     teltonikaPort: port(env, 'FLEET_TELTONIKA_PORT', 5027),
     gt06Port: port(env, 'FLEET_GT06_PORT', 5023),

@@ -10,6 +10,16 @@ describe('configuration from the environment', () => {
     expect(c.store).toMatch(/^sqlite:.*data\/events\.sqlite$/);
   });
 
+  it('takes the public URL from FLEET_PUBLIC_URL, else localhost on the HTTP port', () => {
+    expect(loadConfig({}).publicUrl).toBe('http://localhost:3000');
+    expect(loadConfig({ FLEET_HTTP_PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ FLEET_PUBLIC_URL: 'https://api.fleet.example/', FLEET_HTTP_PORT: '8080' }).publicUrl).toBe('https://api.fleet.example');
+    expect(loadConfig({ FLEET_PUBLIC_URL: 'https://gw.example.com/fleet/' }).publicUrl).toBe('https://gw.example.com/fleet');
+    for (const bad of ['api.fleet.example', 'ftp://api.fleet.example', 'https://api.fleet.example/?x=1', 'https://u:p@api.fleet.example']) {
+      expect(() => loadConfig({ FLEET_PUBLIC_URL: bad }), bad).toThrow(/FLEET_PUBLIC_URL/);
+    }
+  });
+
   it('refuses bad values with a message naming the variable', () => {
     expect(() => loadConfig({ FLEET_HTTP_PORT: 'abc' })).toThrow(ConfigError);
     expect(() => loadConfig({ FLEET_HTTP_PORT: '70000' })).toThrow(/FLEET_HTTP_PORT/);
