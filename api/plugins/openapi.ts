@@ -5,10 +5,12 @@
  * document only knows the routes added after it.
  *
  * What the routes do not say themselves is derived here, in one place:
- * security requirements from `config.scope`, the 429 answer and rate-limit
- * headers of authenticated operations, problem+json as the media type of
- * errors, the webhook payloads, and fallbacks for a missing tag, summary or
- * operationId (see the convention at the top of api/app.ts).
+ * security requirements from `config.scope`; the errors every route of its
+ * kind can answer (api/schemas/error-responses.ts), with the 429 answer and
+ * rate-limit headers of authenticated operations; problem+json as the media
+ * type of errors, with one shared Problem schema; the webhook payloads; and
+ * fallbacks for a missing tag, summary or operationId (see the convention at
+ * the top of api/app.ts).
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -17,7 +19,10 @@ import { STATUS_CODES } from 'node:http';
 import type { Scope } from '../../core/events.js';
 import { ALL_SCOPES } from '../../core/events.js';
 import { Problem } from '../schemas/common.js';
+import { errorResponses, type RequestLimits, type RouteTraits } from '../schemas/error-responses.js';
 import { WEBHOOK_FAMILIES } from '../schemas/webhooks.js';
+import { scopesOf } from './auth.js';
+import { JSON_TYPE, MERGE_PATCH_TYPE } from './json-bodies.js';
 
 /** Tags in the order the docs list them; a route's tag names its resource. */
 export const TAGS = [
@@ -46,6 +51,9 @@ const TAG_BY_SEGMENT: Record<string, string> = {
   stream: 'Stream',
 };
 
+/** Refused before the rate limiter takes a token: by the router (over-long path parameter) or by authentication. */
+const ANSWERED_BEFORE_RATE_LIMIT = ['401', '414'];
+
 const RATE_LIMIT_HEADERS = ['RateLimit-Policy', 'RateLimit', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 
 const pascal = (s: string) => s.replace(/(^|[-_])([a-z0-9])/g, (_m, _sep, c: string) => c.toUpperCase());
@@ -65,23 +73,65 @@ function fallbackTag(url: string): string {
 }
 
 function securityOf(scope: Scope | readonly Scope[] | undefined): Array<Record<string, string[]>> {
-  if (!scope) return [];
-  const scopes = typeof scope === 'string' ? [scope] : [...scope];
   // Alternatives: any one scope, through either scheme.
-  return scopes.flatMap((s): Array<Record<string, string[]>> => [{ bearer: [s] }, { oauth2: [s] }]);
+  return (scopesOf(scope) ?? []).flatMap((s): Array<Record<string, string[]>> => [{ bearer: [s] }, { oauth2: [s] }]);
 }
 
 type Json = Record<string, unknown>;
 
-function transformRoute({ schema, url, route }: { schema: unknown; url: string; route: RouteOptions }) {
-  const s: Json = { ...((schema as Json | undefined) ?? {}) };
-  const method = Array.isArray(route.method) ? route.method[0]! : route.method;
-  s.tags ??= [fallbackTag(url)];
-  s.summary ??= `${method} ${url}`;
-  s.operationId ??= fallbackOperationId(method, url);
-  s.security = securityOf(route.config?.scope);
-  return { schema: s, url };
+/** What Fastify allows when the app sets no limit of its own. */
+const FASTIFY_DEFAULTS: RequestLimits = { bodyLimit: 1024 * 1024, maxParamLength: 100 };
+
+const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
+
+/** Media types a body may come in: its own per-type schemas, else what api/plugins/json-bodies.ts parses for the method. */
+function bodyTypesOf(s: Json, method: string): string[] {
+  if (s.body === undefined) return [];
+  const content = (s.body as { content?: Json }).content;
+  if (content) return Object.keys(content);
+  return method === 'PATCH' ? [JSON_TYPE, MERGE_PATCH_TYPE] : [JSON_TYPE];
 }
+
+function traitsOf(s: Json, method: string, url: string, route: RouteOptions): RouteTraits {
+  return {
+    bodyTypes: bodyTypesOf(s, method),
+    validated: [s.body, s.querystring, s.query, s.params, s.headers].some((part) => part !== undefined),
+    pathParams: url.includes('/:'),
+    authenticated: scopesOf(route.config?.scope) !== null,
+  };
+}
+
+/**
+ * Per route: tag, summary and operationId fallbacks, security, the media types
+ * of its body, and the errors the shared hooks and error handlers answer for a
+ * route of its kind. Those win over the route's own entry for the same status
+ * (they are the same answers), keeping a description the route gave. A route
+ * with its own error handler (the OAuth token endpoint) answers in its own
+ * shape and documents its errors itself.
+ */
+const transformRoute =
+  (limits: RequestLimits) =>
+  ({ schema, url, route }: { schema: unknown; url: string; route: RouteOptions }) => {
+    const s: Json = { ...((schema as Json | undefined) ?? {}) };
+    const method = Array.isArray(route.method) ? route.method[0]! : route.method;
+    s.tags ??= [fallbackTag(url)];
+    s.summary ??= `${method} ${url}`;
+    s.operationId ??= fallbackOperationId(method, url);
+    s.security = securityOf(route.config?.scope);
+    const traits = traitsOf(s, method, url, route);
+    if (s.body !== undefined) s.consumes ??= traits.bodyTypes;
+    const derived = route.errorHandler ? {} : errorResponses(traits, { ...limits, bodyLimit: route.bodyLimit ?? limits.bodyLimit });
+    if (Object.keys(derived).length > 0) {
+      const own = (s.response ?? {}) as Record<string, Json>;
+      const response: Record<string, unknown> = { ...own };
+      for (const [status, r] of Object.entries(derived)) {
+        const description = own[status]?.description;
+        response[status] = typeof description === 'string' ? { ...r, description } : r;
+      }
+      s.response = response;
+    }
+    return { schema: s, url };
+  };
 
 function isProblemSchema(schema: unknown): boolean {
   const props = (schema as { properties?: Json } | undefined)?.properties;
@@ -96,16 +146,17 @@ function transformDocument({ openapiObject }: { openapiObject: Json }): Json {
       const responses = (op.responses ?? {}) as Record<string, Json>;
       for (const [status, response] of Object.entries(responses)) {
         if (response.description === 'Default Response') response.description = STATUS_CODES[Number(status)] ?? 'Response';
-        // The one error handler answers every error as problem+json.
+        // The one error handler answers every error as problem+json, of the one shared schema.
         const content = response.content as Record<string, { schema?: unknown }> | undefined;
-        if (Number(status) >= 400 && content?.['application/json'] && isProblemSchema(content['application/json'].schema)) {
-          response.content = { 'application/problem+json': content['application/json'] };
+        const media = content?.['application/json'] ?? content?.['application/problem+json'];
+        if (Number(status) >= 400 && media && isProblemSchema(media.schema)) {
+          response.content = { 'application/problem+json': { schema: { ...PROBLEM_REF } } };
         }
       }
       if (!Array.isArray(op.security) || op.security.length === 0) continue;
       responses['429'] ??= { $ref: '#/components/responses/RateLimited' };
       for (const [status, response] of Object.entries(responses)) {
-        if (status === '401' || '$ref' in response) continue;
+        if (ANSWERED_BEFORE_RATE_LIMIT.includes(status) || '$ref' in response) continue;
         const headers = (response.headers ?? {}) as Json;
         for (const h of RATE_LIMIT_HEADERS) headers[h] ??= { $ref: `#/components/headers/${h}` };
         response.headers = headers;
@@ -200,7 +251,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
             },
           },
         },
-        schemas: Object.fromEntries(WEBHOOK_FAMILIES.map((f) => [f.name, f.schema])),
+        schemas: { Problem, ...Object.fromEntries(WEBHOOK_FAMILIES.map((f) => [f.name, f.schema])) },
         headers: rateLimitHeaders(),
         responses: {
           RateLimited: {
@@ -209,19 +260,31 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
               'Retry-After': { $ref: '#/components/headers/Retry-After' },
               ...Object.fromEntries(RATE_LIMIT_HEADERS.map((h) => [h, { $ref: `#/components/headers/${h}` }])),
             },
-            content: { 'application/problem+json': { schema: Problem } },
+            content: { 'application/problem+json': { schema: PROBLEM_REF } },
           },
         },
       },
       webhooks: webhooks(),
     } as never,
-    transform: transformRoute as never,
+    transform: transformRoute({
+      bodyLimit: app.initialConfig.bodyLimit ?? FASTIFY_DEFAULTS.bodyLimit,
+      maxParamLength: app.initialConfig.maxParamLength ?? FASTIFY_DEFAULTS.maxParamLength,
+    }) as never,
     transformObject: transformDocument as never,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get(
     '/v1/openapi.json',
-    { schema: { tags: ['Operations'], summary: 'This OpenAPI document', operationId: 'getOpenApiDocument' } },
+    {
+      schema: {
+        tags: ['Operations'],
+        summary: 'This OpenAPI document',
+        operationId: 'getOpenApiDocument',
+        response: {
+          200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } },
+        },
+      },
+    },
     async () => app.swagger(),
   );
 }

@@ -17,9 +17,8 @@ import { decodeCursor, page } from '../pagination.js';
 import { authOf, hasScope } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { ApiKeyList, CreateApiKeyBody, CreatedApiKey, CredentialIdParams, ListApiKeysQuery } from '../schemas/api-keys.js';
-import { Problem, iso } from '../schemas/common.js';
-
-const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem };
+import { iso } from '../schemas/common.js';
+import { problemResponse } from '../schemas/error-responses.js';
 
 /** 403 when `requested` holds a scope the caller's credential lacks (write implies read). */
 export function refuseUngrantableScopes(granted: readonly Scope[], requested: readonly Scope[]): void {
@@ -56,7 +55,12 @@ export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUs
         summary: 'Create an API key (the secret is shown once)',
         operationId: 'createApiKey',
         body: CreateApiKeyBody,
-        response: { 201: CreatedApiKey, ...errors },
+        response: {
+          201: CreatedApiKey,
+          403: problemResponse(
+            'The credential lacks api_keys:manage, or a scope the new key would get (`insufficient_scope`; `errors[].pointer` names it)',
+          ),
+        },
       },
     },
     async (request, reply) => {
@@ -83,7 +87,7 @@ export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUs
         summary: 'List API keys (revoked ones included; never the secrets)',
         operationId: 'listApiKeys',
         querystring: ListApiKeysQuery,
-        response: { 200: ApiKeyList, ...errors },
+        response: { 200: ApiKeyList },
       },
     },
     async (request) => {
@@ -104,7 +108,7 @@ export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUs
         summary: 'Revoke an API key; it is refused from then on',
         operationId: 'revokeApiKey',
         params: CredentialIdParams,
-        response: { 204: Type.Null({ description: 'Revoked (also when it already was)' }), ...errors },
+        response: { 204: Type.Null({ description: 'Revoked (also when it already was)' }) },
       },
     },
     async (request, reply) => {

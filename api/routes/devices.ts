@@ -13,17 +13,27 @@ import { authOf } from '../plugins/auth.js';
 import { driverById } from '../queries/drivers.js';
 import { decodeCursor, page } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
-import { Problem } from '../schemas/common.js';
 import { Device, DeviceList, ListDevicesQuery, RegisterDeviceBody, UpdateDeviceBody, deviceBody } from '../schemas/devices.js';
-
-const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem };
+import { problemResponse } from '../schemas/error-responses.js';
 
 export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.post(
     '/v1/devices',
-    { config: { scope: 'devices:write' }, schema: { tags: ['Devices'], summary: 'Register a device', operationId: 'createDevice', body: RegisterDeviceBody, response: { 201: Device, ...errors } } },
+    {
+      config: { scope: 'devices:write' },
+      schema: {
+        tags: ['Devices'],
+        summary: 'Register a device',
+        operationId: 'createDevice',
+        body: RegisterDeviceBody,
+        response: {
+          201: Device,
+          409: problemResponse('The IMEI (in any account) or the terminal_id is already registered (`imei_taken`, `terminal_taken`)'),
+        },
+      },
+    },
     async (request, reply) => {
       const auth = authOf(request);
       const body = request.body;
@@ -103,7 +113,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
     '/v1/devices/:id',
     {
       config: { scope: 'devices:read' },
-      schema: { tags: ['Devices'], summary: 'Get a device', operationId: 'getDevice', params: Type.Object({ id: Type.String({ maxLength: 64 }) }), response: { 200: Device, ...errors } },
+      schema: { tags: ['Devices'], summary: 'Get a device', operationId: 'getDevice', params: Type.Object({ id: Type.String({ maxLength: 64 }) }), response: { 200: Device } },
     },
     async (request) => {
       const auth = authOf(request);
@@ -117,7 +127,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
     '/v1/devices/:id',
     {
       config: { scope: 'devices:write' },
-      schema: { tags: ['Devices'], summary: 'Update a device', operationId: 'updateDevice', params: Type.Object({ id: Type.String({ maxLength: 64 }) }), body: UpdateDeviceBody, response: { 200: Device, ...errors } },
+      schema: { tags: ['Devices'], summary: 'Update a device', operationId: 'updateDevice', params: Type.Object({ id: Type.String({ maxLength: 64 }) }), body: UpdateDeviceBody, response: { 200: Device } },
     },
     async (request) => {
       const auth = authOf(request);
@@ -150,7 +160,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
 
   r.get(
     '/v1/devices',
-    { config: { scope: 'devices:read' }, schema: { tags: ['Devices'], summary: 'List devices', operationId: 'listDevices', querystring: ListDevicesQuery, response: { 200: DeviceList, ...errors } } },
+    { config: { scope: 'devices:read' }, schema: { tags: ['Devices'], summary: 'List devices', operationId: 'listDevices', querystring: ListDevicesQuery, response: { 200: DeviceList } } },
     async (request) => {
       const auth = authOf(request);
       const q = request.query;

@@ -12,7 +12,6 @@ import { authOf } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { currentTotals, dailyTotals } from '../queries/driver-scores.js';
 import { currentVehicles, driverByExternalId, driverById, driverPage, type DriverRow } from '../queries/drivers.js';
-import { Problem } from '../schemas/common.js';
 import {
   CreateDriverBody,
   Driver,
@@ -23,8 +22,7 @@ import {
   ScoreQuery,
   driverBody,
 } from '../schemas/drivers.js';
-
-const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem };
+import { problemResponse } from '../schemas/error-responses.js';
 
 /** Longest score history one request may ask for. */
 export const MAX_SCORE_DAYS = 92;
@@ -48,7 +46,16 @@ export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Prom
 
   r.post(
     '/v1/drivers',
-    { config: { scope: 'drivers:write' }, schema: { body: CreateDriverBody, response: { 201: Driver, ...errors } } },
+    {
+      config: { scope: 'drivers:write' },
+      schema: {
+        tags: ['Drivers'],
+        summary: 'Create a driver',
+        operationId: 'createDriver',
+        body: CreateDriverBody,
+        response: { 201: Driver, 409: problemResponse('Another driver of yours has this external_id (`external_id_taken`)') },
+      },
+    },
     async (request, reply) => {
       const auth = authOf(request);
       const body = request.body;
@@ -79,7 +86,10 @@ export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Prom
 
   r.get(
     '/v1/drivers',
-    { config: { scope: 'drivers:read' }, schema: { querystring: ListDriversQuery, response: { 200: DriverList, ...errors } } },
+    {
+      config: { scope: 'drivers:read' },
+      schema: { tags: ['Drivers'], summary: 'List drivers with their current score and vehicle', operationId: 'listDrivers', querystring: ListDriversQuery, response: { 200: DriverList } },
+    },
     async (request) => {
       const auth = authOf(request);
       const q = request.query;
@@ -92,7 +102,10 @@ export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Prom
 
   r.get(
     '/v1/drivers/:id',
-    { config: { scope: 'drivers:read' }, schema: { params: DriverParams, response: { 200: Driver, ...errors } } },
+    {
+      config: { scope: 'drivers:read' },
+      schema: { tags: ['Drivers'], summary: 'Get a driver with the current score and vehicle', operationId: 'getDriver', params: DriverParams, response: { 200: Driver } },
+    },
     async (request) => {
       const auth = authOf(request);
       const row = driverById(db, auth.customerId, request.params.id);
@@ -105,7 +118,14 @@ export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Prom
     '/v1/drivers/:id/score',
     {
       config: { scope: 'drivers:read' },
-      schema: { params: DriverParams, querystring: ScoreQuery, response: { 200: DriverScoreHistory, ...errors } },
+      schema: {
+        tags: ['Drivers'],
+        summary: "Get a driver's score per day",
+        operationId: 'getDriverScore',
+        params: DriverParams,
+        querystring: ScoreQuery,
+        response: { 200: DriverScoreHistory },
+      },
     },
     async (request) => {
       const auth = authOf(request);

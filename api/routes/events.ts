@@ -6,7 +6,6 @@ import { authOf } from '../plugins/auth.js';
 import { decodeCursor, encodeCursor, page } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
 import { eventById, eventPage, feedPage } from '../queries/events.js';
-import { Problem } from '../schemas/common.js';
 import {
   EventDetail,
   EventIdParams,
@@ -20,8 +19,6 @@ import {
   feedItem,
 } from '../schemas/events.js';
 import { parseTime } from '../time.js';
-
-const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem };
 
 /** Distinct, sorted: the same filter always hashes to the same cursor. */
 function list(raw: string | undefined): string[] | null {
@@ -59,7 +56,10 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
 
   r.get(
     '/v1/events',
-    { config: { scope: 'events:read' }, schema: { querystring: ListEventsQuery, response: { 200: EventList, ...errors } } },
+    {
+      config: { scope: 'events:read' },
+      schema: { tags: ['Events'], summary: 'List events, newest first', operationId: 'listEvents', querystring: ListEventsQuery, response: { 200: EventList } },
+    },
     async (request) => {
       const auth = authOf(request);
       const q = request.query;
@@ -104,7 +104,10 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
 
   r.get(
     '/v1/events/:id',
-    { config: { scope: 'events:read' }, schema: { params: EventIdParams, response: { 200: EventDetail, ...errors } } },
+    {
+      config: { scope: 'events:read' },
+      schema: { tags: ['Events'], summary: 'Get an event with its context and media', operationId: 'getEvent', params: EventIdParams, response: { 200: EventDetail } },
+    },
     async (request) => {
       const auth = authOf(request);
       const row = eventById(db, auth.customerId, request.params.id);
@@ -115,7 +118,10 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
 
   r.get(
     '/v1/feed',
-    { config: { scope: 'events:read' }, schema: { querystring: FeedQuery, response: { 200: FeedList, ...errors } } },
+    {
+      config: { scope: 'events:read' },
+      schema: { tags: ['Events'], summary: 'List every event in commit order (the feed)', operationId: 'listFeed', querystring: FeedQuery, response: { 200: FeedList } },
+    },
     async (request) => {
       const auth = authOf(request);
       const q = request.query;

@@ -11,10 +11,7 @@ import { decodeCursor, page } from '../pagination.js';
 import { authOf } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { geofenceById, geofencePage } from '../queries/geofences.js';
-import { Problem } from '../schemas/common.js';
 import { CreateGeofenceBody, Geofence, GeofenceList, GeofenceParams, ListGeofencesQuery, geofenceBody } from '../schemas/geofences.js';
-
-const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem, 409: Problem };
 
 export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -22,7 +19,10 @@ export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Pr
 
   r.post(
     '/v1/geofences',
-    { config: { scope: 'geofences:write' }, schema: { body: CreateGeofenceBody, response: { 201: Geofence, ...errors } } },
+    {
+      config: { scope: 'geofences:write' },
+      schema: { tags: ['Geofences'], summary: 'Create a geofence (polygon or circle)', operationId: 'createGeofence', body: CreateGeofenceBody, response: { 201: Geofence } },
+    },
     async (request, reply) => {
       const auth = authOf(request);
       const parsed = geofenceShape(request.body);
@@ -51,7 +51,10 @@ export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Pr
 
   r.get(
     '/v1/geofences',
-    { config: { scope: 'geofences:read' }, schema: { querystring: ListGeofencesQuery, response: { 200: GeofenceList, ...errors } } },
+    {
+      config: { scope: 'geofences:read' },
+      schema: { tags: ['Geofences'], summary: 'List geofences', operationId: 'listGeofences', querystring: ListGeofencesQuery, response: { 200: GeofenceList } },
+    },
     async (request) => {
       const auth = authOf(request);
       const q = request.query;
@@ -64,7 +67,10 @@ export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Pr
 
   r.get(
     '/v1/geofences/:id',
-    { config: { scope: 'geofences:read' }, schema: { params: GeofenceParams, response: { 200: Geofence, ...errors } } },
+    {
+      config: { scope: 'geofences:read' },
+      schema: { tags: ['Geofences'], summary: 'Get a geofence', operationId: 'getGeofence', params: GeofenceParams, response: { 200: Geofence } },
+    },
     async (request) => {
       const auth = authOf(request);
       const row = geofenceById(db, auth.customerId, request.params.id);
@@ -75,7 +81,16 @@ export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Pr
 
   r.delete(
     '/v1/geofences/:id',
-    { config: { scope: 'geofences:write' }, schema: { params: GeofenceParams, response: { 204: Type.Null({ description: 'deleted; no body' }), ...errors } } },
+    {
+      config: { scope: 'geofences:write' },
+      schema: {
+        tags: ['Geofences'],
+        summary: 'Delete a geofence (no exit events follow)',
+        operationId: 'deleteGeofence',
+        params: GeofenceParams,
+        response: { 204: Type.Null({ description: 'Deleted; the id answers 404 from now on' }) },
+      },
+    },
     async (request, reply) => {
       const auth = authOf(request);
       const id = request.params.id;

@@ -1,6 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TAGS, fallbackOperationId } from '../../api/plugins/openapi.js';
 import { EVENT_KINDS } from '../../core/alarms.js';
+import { loadConfig } from '../../core/config.js';
+import { silentLogger } from '../../core/logger.js';
+import { startPlatform } from '../../main.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { freePorts } from '../support/ports.js';
 import { ResponseValidator, expectDocumented, loadOpenApi, type OpenApiDocument } from '../support/openapi.js';
 
 let h: ApiHarness;
@@ -64,22 +72,55 @@ describe('the OpenAPI document', () => {
     expect(missing).toEqual([]);
   });
 
-  it('gives every operation a tag, a summary and a unique operationId; secured ones a scope and a 429', () => {
-    const ids = new Set<string>();
-    for (const { path, method, op } of operations()) {
-      const where = `${method.toUpperCase()} ${path}`;
+  it('gives every operation a tag, a summary and an operationId of its own, and operationIds are unique', () => {
+    const tagNames: string[] = TAGS.map((t) => t.name);
+    const all = [
+      ...operations().map(({ path, method, op }) => ({ where: `${method.toUpperCase()} ${path}`, method, path, op })),
+      ...Object.entries(doc.webhooks ?? {}).map(([kind, item]) => ({
+        where: `webhook ${kind}`,
+        method: 'post',
+        path: null,
+        op: (item as { post: Record<string, unknown> }).post,
+      })),
+    ];
+    const ids = new Map<string, string>();
+    for (const { where, method, path, op } of all) {
       expect(op.tags, where).toHaveLength(1);
-      expect(op.summary, where).toEqual(expect.any(String));
-      expect(ids.has(op.operationId as string), `${where}: duplicate operationId`).toBe(false);
-      ids.add(op.operationId as string);
-      const security = op.security as Array<Record<string, string[]>>;
-      if (security.length > 0) {
-        expect(Object.keys((op.responses as Record<string, unknown>) ?? {}), where).toContain('429');
-        expect(Object.values(security[0]!)[0], where).toHaveLength(1);
+      expect(tagNames, where).toContain((op.tags as string[])[0]);
+      expect(op.summary, where).toEqual(expect.stringMatching(/\S/));
+      const id = op.operationId as string;
+      // camelCase verb + resource (api/app.ts); an HTTP method or "ById" in it is the derived fallback of a route that stated none.
+      expect(id, where).toEqual(expect.stringMatching(/^[a-z]+[A-Z][A-Za-z0-9]*$/));
+      expect(id, where).not.toMatch(/^(post|put|patch)[A-Z]|By[A-Z]/);
+      if (path) {
+        const url = path.replace(/\{(\w+)\}/g, ':$1');
+        expect(op.summary, where).not.toBe(`${method.toUpperCase()} ${url}`);
+        if (url.includes(':') || !['get', 'delete'].includes(method)) expect(id, where).not.toBe(fallbackOperationId(method, url));
       }
+      expect(ids.get(id), `${where}: operationId ${id} is also used by`).toBeUndefined();
+      ids.set(id, where);
     }
+    expect(ids.size).toBe(all.length);
+    const byId = Object.fromEntries(operations().map((o) => [o.op.operationId, `${o.method.toUpperCase()} ${o.path}`]));
+    expect(byId).toMatchObject({
+      listEvents: 'GET /v1/events',
+      getEvent: 'GET /v1/events/{id}',
+      listFeed: 'GET /v1/feed',
+      createGeofence: 'POST /v1/geofences',
+      deleteGeofence: 'DELETE /v1/geofences/{id}',
+      getDriverScore: 'GET /v1/drivers/{id}/score',
+      createApiKey: 'POST /v1/api-keys',
+    });
+  });
+
+  it('secures scoped operations with one scope per requirement and a 429', () => {
     const byId = Object.fromEntries(operations().map((o) => [o.op.operationId, o]));
-    expect(byId.createApiKey).toMatchObject({ path: '/v1/api-keys', method: 'post' });
+    for (const { path, method, op } of operations()) {
+      const security = op.security as Array<Record<string, string[]>>;
+      if (security.length === 0) continue;
+      expect(Object.keys(op.responses as Record<string, unknown>), `${method} ${path}`).toContain('429');
+      for (const requirement of security) expect(Object.values(requirement)[0], `${method} ${path}`).toHaveLength(1);
+    }
     expect(byId.issueOAuthToken!.op.security).toEqual([]);
     expect(doc.paths['/v1/devices']!.get).toMatchObject({ security: expect.arrayContaining([{ bearer: ['devices:read'] }]) });
     expect(byId.streamLive!.op.security).toEqual([
@@ -88,6 +129,34 @@ describe('the OpenAPI document', () => {
       { bearer: ['events:read'] },
       { oauth2: ['events:read'] },
     ]);
+  });
+
+  it('lists the errors each operation can answer: 401/403 when secured, 404/414 for a path id, 413/415 with a body, never 409 on a read', () => {
+    for (const { path, method, op } of operations()) {
+      const where = `${method.toUpperCase()} ${path}`;
+      const statuses = Object.keys(op.responses as Record<string, unknown>);
+      const secured = (op.security as unknown[]).length > 0;
+      if (secured) expect(statuses, where).toEqual(expect.arrayContaining(['401', '403', '429']));
+      if (path.includes('{')) expect(statuses, where).toEqual(expect.arrayContaining(['404', '414']));
+      // The token endpoint answers RFC 6749 errors (a 415 becomes 400 invalid_request) and documents them itself.
+      if (op.requestBody && op.operationId !== 'issueOAuthToken') expect(statuses, where).toEqual(expect.arrayContaining(['413', '415']));
+      if (!op.requestBody) expect(statuses, where).not.toEqual(expect.arrayContaining(['415']));
+      if (method === 'get') expect(statuses, where).not.toContain('409');
+    }
+    const responses = (p: string, m: string) => Object.keys(doc.paths[p]![m]!.responses!).sort();
+    // Spot checks against what the routes do: only registration and driver creation have a uniqueness rule.
+    expect(responses('/v1/devices', 'post')).toEqual(['201', '400', '401', '403', '409', '413', '415', '429']);
+    expect(responses('/v1/geofences', 'post')).toEqual(['201', '400', '401', '403', '413', '415', '429']);
+    expect(responses('/v1/drivers/{id}', 'get')).toEqual(['200', '400', '401', '403', '404', '414', '429']);
+    expect(responses('/v1/devices/{id}', 'patch')).toEqual(['200', '400', '401', '403', '404', '413', '414', '415', '429']);
+    expect(Object.keys(doc.paths['/v1/devices/{id}']!.patch!.requestBody!.content)).toEqual(['application/json', 'application/merge-patch+json']);
+    // Refused before the rate limiter takes a token: no rate-limit headers.
+    const getDriver = doc.paths['/v1/drivers/{id}']!.get!.responses! as Record<string, { headers?: Record<string, unknown> }>;
+    expect(Object.keys(getDriver['414']!.headers ?? {})).toEqual([]);
+    expect(Object.keys(getDriver['401']!.headers ?? {})).toEqual(['WWW-Authenticate']);
+    expect(getDriver['404']!.headers).toHaveProperty('RateLimit');
+    expect(responses('/v1/events', 'get')).toEqual(['200', '400', '401', '403', '429']);
+    expect(responses('/healthz', 'get')).toEqual(['200']);
   });
 
   it('documents every webhook kind of API.md with a payload schema', () => {
@@ -104,6 +173,34 @@ describe('the OpenAPI document', () => {
     }
     expect(schemas.HarshDrivingPayload!.properties).toHaveProperty('delta_kmh');
     expect(schemas.GeofenceExitPayload!.properties).toHaveProperty('dwell_s');
+  });
+
+  it('names the public URL as its server and in the OAuth token URL: FLEET_PUBLIC_URL, else localhost on the HTTP port', async () => {
+    const serverAndTokenUrl = (d: OpenApiDocument) => {
+      const oauth2 = (d.components as { securitySchemes: { oauth2: { flows: { clientCredentials: { tokenUrl: string } } } } }).securitySchemes.oauth2;
+      return [(d.servers as Array<{ url: string }>)[0]!.url, oauth2.flows.clientCredentials.tokenUrl];
+    };
+    expect(serverAndTokenUrl(doc)).toEqual(['http://localhost:3000', 'http://localhost:3000/v1/oauth/token']);
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-openapi-'));
+    const [port] = await freePorts(1);
+    const base = { FLEET_DATA_DIR: dir, FLEET_HTTP_HOST: '127.0.0.1', FLEET_HTTP_PORT: String(port) };
+    try {
+      for (const [env, server] of [
+        [{ FLEET_PUBLIC_URL: 'https://gw.example.com/fleet/' }, 'https://gw.example.com/fleet'],
+        [{}, `http://localhost:${port}`],
+      ] as const) {
+        // The process as `fleet start` runs it: configuration from the environment, served over HTTP.
+        const platform = await startPlatform(loadConfig({ ...base, ...env }), ['projections', 'api'], silentLogger);
+        try {
+          const served = (await (await fetch(`http://127.0.0.1:${platform.ports.http}/v1/openapi.json`)).json()) as OpenApiDocument;
+          expect(serverAndTokenUrl(served)).toEqual([server, `${server}/v1/oauth/token`]);
+        } finally {
+          await platform.stop();
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('serves browsable docs at /docs', async () => {
@@ -128,8 +225,30 @@ describe('real responses match the document', () => {
     expectDocumented(v, 'GET', '/healthz', await h.app.inject({ method: 'GET', url: '/healthz' }));
   });
 
+  it('the errors every route of a kind answers: 401, 403, 413 and 415', async () => {
+    const { customerId, apiKey } = await h.newCustomer();
+    const post = (headers: Record<string, string>, payload: string) => h.app.inject({ method: 'POST', url: '/v1/drivers', headers, payload });
+    const json = { 'content-type': 'application/json' };
+    const cases = [
+      [401, await post(json, '{"name":"A"}')],
+      [403, await post({ ...json, ...auth(await h.newKey(customerId, ['drivers:read'])) }, '{"name":"A"}')],
+      [413, await post({ ...json, ...auth(apiKey) }, JSON.stringify({ name: 'x'.repeat(300 * 1024) }))],
+      [415, await post({ 'content-type': 'application/xml', ...auth(apiKey) }, '<driver name="A"/>')],
+    ] as const;
+    for (const [status, res] of cases) {
+      expect(res.statusCode).toBe(status);
+      expectDocumented(v, 'POST', '/v1/drivers', res);
+    }
+  });
+
   it('the validator does reject a body that does not match', () => {
     expect(() => v.check('GET', '/v1/api-keys', 200, { data: [{ id: 1 }], pagination: {} })).toThrow(/does not match/);
+    expect(() => v.check('GET', '/v1/api-keys', 409, { status: 409 })).toThrow(/documents no 409/);
+    expect(() => v.check('GET', '/v1/devices/{id}', 200, undefined)).toThrow(/none was sent/);
+    expect(() => v.check('DELETE', '/v1/geofences/{id}', 204, undefined)).not.toThrow();
+    expect(v.pathOf('/v1/positions/latest?device_id=dev_1')).toBe('/v1/positions/latest');
+    expect(v.pathOf('/v1/drivers/drv_1/score')).toBe('/v1/drivers/{id}/score');
+    expect(() => v.pathOf('/v1/drivers/drv_1/x')).toThrow(/no path/);
     expect(() =>
       v.check('POST', '/v1/oauth/token', 400, { error: 'invalid_request', error_description: 'x' }, 'application/json'),
     ).not.toThrow();

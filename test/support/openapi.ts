@@ -16,7 +16,10 @@ interface ResponseObject {
 
 export interface OpenApiDocument {
   openapi: string;
-  paths: Record<string, Record<string, { responses?: Record<string, ResponseObject & { $ref?: string }> }>>;
+  paths: Record<
+    string,
+    Record<string, { requestBody?: { content: Record<string, unknown> }; responses?: Record<string, ResponseObject & { $ref?: string }> }>
+  >;
   webhooks?: Record<string, unknown>;
   components?: Record<string, unknown>;
   [key: string]: unknown;
@@ -41,6 +44,17 @@ export class ResponseValidator {
     this.ajv.addSchema({ ...doc, $id: DOC_ID }, DOC_ID);
   }
 
+  /** The document's path template a concrete URL falls under (query ignored); static segments win over parameters, as in routing. */
+  pathOf(url: string): string {
+    const path = url.split('?')[0]!;
+    const params = (t: string) => t.split('{').length - 1;
+    const matching = Object.keys(this.doc.paths)
+      .filter((t) => new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path))
+      .sort((a, b) => params(a) - params(b));
+    if (!matching[0]) throw new Error(`no path of the document matches ${path}`);
+    return matching[0];
+  }
+
   private resolve(ref: string): unknown {
     return ref
       .replace(/^#\//, '')
@@ -53,6 +67,7 @@ export class ResponseValidator {
    * Throws unless `body` matches the documented response of `method path`
    * (a path template as in the document, e.g. /v1/devices/{id}) for `status`
    * and `contentType` (the media type without parameters; the first documented one when absent).
+   * `body` undefined means the response had none (a 204): the document must not promise one.
    */
   check(method: string, path: string, status: number, body: unknown, contentType?: string): void {
     const op = this.doc.paths[path]?.[method.toLowerCase()];
@@ -66,6 +81,10 @@ export class ResponseValidator {
     }
     if (!response) throw new Error(`${method} ${path} documents no ${status} response`);
     const types = Object.keys(response.content ?? {});
+    if (body === undefined) {
+      if (types.length > 0) throw new Error(`${method} ${path} ${status} documents a body (${types.join(', ')}) but none was sent`);
+      return;
+    }
     const type = contentType?.split(';')[0]!.trim() || types[0];
     if (!type || !response.content?.[type]?.schema) {
       throw new Error(`${method} ${path} ${status} documents no schema for ${type ?? 'any media type'}`);
@@ -78,12 +97,12 @@ export class ResponseValidator {
   }
 }
 
-/** Validates an inject() response against the document. */
+/** Validates an inject() response (status, media type and body; an empty body as none) against the document. */
 export function expectDocumented(
   v: ResponseValidator,
   method: string,
   path: string,
-  res: { statusCode: number; headers: Record<string, unknown>; json(): unknown },
+  res: { statusCode: number; headers: Record<string, unknown>; body: string; json(): unknown },
 ): void {
-  v.check(method, path, res.statusCode, res.json(), String(res.headers['content-type'] ?? ''));
+  v.check(method, path, res.statusCode, res.body === '' ? undefined : res.json(), String(res.headers['content-type'] ?? ''));
 }
