@@ -59,9 +59,11 @@ describe('POST /v1/api-keys', () => {
     expect(unknown.statusCode).toBe(400);
     expect(unknown.json().errors).toContainEqual(expect.objectContaining({ pointer: '/body/scopes/1' }));
     expectDocumented(doc, 'POST', '/v1/api-keys', unknown);
-    expect((await createKey(apiKey, { name: 'x', scopes: [] })).statusCode).toBe(400);
-    expect((await createKey(apiKey, { name: '', scopes: ['devices:read'] })).statusCode).toBe(400);
-    expect((await createKey(apiKey, { name: 'x', scopes: ['devices:read', 'devices:read'] })).statusCode).toBe(400);
+    for (const body of [{ name: 'x', scopes: [] }, { name: '', scopes: ['devices:read'] }, { name: 'x', scopes: ['devices:read', 'devices:read'] }]) {
+      const refused = await createKey(apiKey, body);
+      expect(refused.statusCode, JSON.stringify(body)).toBe(400);
+      expectDocumented(doc, 'POST', '/v1/api-keys', refused);
+    }
   });
 
   it('refuses to grant a scope the creating key lacks; write lets it grant read', async () => {
@@ -71,8 +73,10 @@ describe('POST /v1/api-keys', () => {
     expect(escalate.statusCode).toBe(403);
     expect(escalate.json()).toMatchObject({ code: 'insufficient_scope', errors: [{ pointer: '/body/scopes/1' }] });
     expect(escalate.json().detail).toContain('webhooks:write');
+    expectDocumented(doc, 'POST', '/v1/api-keys', escalate);
     const narrower = await createKey(manager, { name: 'x', scopes: ['devices:read'] });
     expect(narrower.statusCode).toBe(201);
+    expectDocumented(doc, 'POST', '/v1/api-keys', narrower);
   });
 
   it('needs api_keys:manage', async () => {
@@ -82,6 +86,7 @@ describe('POST /v1/api-keys', () => {
     expect(res.statusCode).toBe(403);
     expect(res.json().detail).toContain('api_keys:manage');
     expect(res.headers['www-authenticate']).toContain('insufficient_scope');
+    expectDocumented(doc, 'POST', '/v1/api-keys', res);
   });
 });
 
@@ -104,6 +109,7 @@ describe('GET /v1/api-keys', () => {
       url: `/v1/api-keys?limit=2&cursor=${body.pagination.next_cursor}`,
       headers: auth(a.apiKey),
     });
+    expectDocumented(doc, 'GET', '/v1/api-keys', second);
     expect(second.json().data.map((k: { name: string }) => k.name)).toEqual(['two']);
     expect(second.json().pagination).toEqual({ next_cursor: null, has_more: false });
   });
@@ -120,6 +126,7 @@ describe('GET /v1/api-keys', () => {
     expect(await tenantEvents()).toBe(before);
 
     const list = await h.app.inject({ method: 'GET', url: '/v1/api-keys', headers: auth(apiKey) });
+    expectDocumented(doc, 'GET', '/v1/api-keys', list);
     const readerRow = list.json().data.find((k: { scopes: string[] }) => k.scopes.join() === 'devices:read');
     expect(readerRow.last_used_at).toBe('2026-11-22T12:00:10.000Z');
 
@@ -148,15 +155,18 @@ describe('DELETE /v1/api-keys/{id}', () => {
     const del = await h.app.inject({ method: 'DELETE', url: `/v1/api-keys/${id}`, headers: auth(apiKey) });
     expect(del.statusCode).toBe(204);
     expect(del.body).toBe('');
+    expectDocumented(doc, 'DELETE', '/v1/api-keys/{id}', del);
     const refused = await h.app.inject({ method: 'GET', url: '/v1/devices', headers: auth(secret) });
     expect(refused.statusCode).toBe(401);
     expect(refused.headers['www-authenticate']).toMatch(/^Bearer .*error="invalid_token"/);
     expect(refused.json().code).toBe('invalid_credentials');
     const again = await h.app.inject({ method: 'DELETE', url: `/v1/api-keys/${id}`, headers: auth(apiKey) });
     expect(again.statusCode).toBe(204);
+    expectDocumented(doc, 'DELETE', '/v1/api-keys/{id}', again);
     const revokedEvents = (await h.store.readStream(streams.tenant(customerId))).filter((e) => e.type === 'ApiKeyRevoked');
     expect(revokedEvents).toHaveLength(1);
     const list = await h.app.inject({ method: 'GET', url: '/v1/api-keys', headers: auth(apiKey) });
+    expectDocumented(doc, 'GET', '/v1/api-keys', list);
     expect(list.json().data.find((k: { id: string }) => k.id === id).revoked_at).toBe('2026-11-22T12:00:05.000Z');
   });
 
@@ -169,6 +179,7 @@ describe('DELETE /v1/api-keys/{id}', () => {
     expectDocumented(doc, 'DELETE', '/v1/api-keys/{id}', unknown);
     const foreign = await h.app.inject({ method: 'DELETE', url: `/v1/api-keys/${bKey.id}`, headers: auth(a.apiKey) });
     expect(foreign.statusCode).toBe(404);
+    expectDocumented(doc, 'DELETE', '/v1/api-keys/{id}', foreign);
     expect((await h.app.inject({ method: 'GET', url: '/v1/devices', headers: auth(bKey.secret) })).statusCode).toBe(200);
   });
 });

@@ -1,13 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { imeiFrom } from '../../core/imei.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
 
 const IMEI_A = imeiFrom('35693803564380'); // 356938035643809
 const IMEI_B = imeiFrom('86123456789012');
 
 let h: ApiHarness;
+let doc: ResponseValidator;
 beforeEach(async () => {
   h = await startApiHarness();
+  doc = new ResponseValidator(await loadOpenApi(h.app));
 });
 afterEach(async () => {
   await h.close();
@@ -27,6 +30,7 @@ describe('POST /v1/devices', () => {
       payload: { imei: IMEI_A, model: 'FMB920', name: 'Van 12', group_id: 'north' },
     });
     expect(res.statusCode).toBe(201);
+    expectDocumented(doc, 'POST', '/v1/devices', res);
     const body = res.json();
     expect(body.id).toMatch(/^dev_[0-9a-z]{26}$/);
     expect(res.headers.location).toBe(`/v1/devices/${body.id}`);
@@ -44,6 +48,7 @@ describe('POST /v1/devices', () => {
     });
     const get = await h.app.inject({ method: 'GET', url: `/v1/devices/${body.id}`, headers: auth(apiKey) });
     expect(get.statusCode).toBe(200);
+    expectDocumented(doc, 'GET', '/v1/devices/{id}', get);
     expect(get.json()).toEqual(body);
   });
 
@@ -54,6 +59,7 @@ describe('POST /v1/devices', () => {
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.json()).toMatchObject({ status: 400, code: 'validation_failed', errors: [{ pointer: '/body/imei' }] });
+    expectDocumented(doc, 'POST', '/v1/devices', res);
   });
 
   it('reports schema violations as problem+json with pointers', async () => {
@@ -68,6 +74,7 @@ describe('POST /v1/devices', () => {
     const pointers = (res.json().errors as Array<{ pointer: string }>).map((e) => e.pointer).sort();
     expect(pointers).toEqual(['/body/colour', '/body/imei', '/body/model']);
     expect(res.json().request_id).toMatch(/^req_/);
+    expectDocumented(doc, 'POST', '/v1/devices', res);
   });
 
   it('gives 409 imei_taken for an IMEI registered by any tenant', async () => {
@@ -79,6 +86,7 @@ describe('POST /v1/devices', () => {
       const again = await h.app.inject({ method: 'POST', url: '/v1/devices', headers: auth(key), payload: { imei: IMEI_A, model: 'Y' } });
       expect(again.statusCode).toBe(409);
       expect(again.json().code).toBe('imei_taken');
+      expectDocumented(doc, 'POST', '/v1/devices', again);
     }
   });
 
@@ -94,6 +102,7 @@ describe('POST /v1/devices', () => {
     });
     expect(dup.statusCode).toBe(409);
     expect(dup.json().code).toBe('terminal_taken');
+    expectDocumented(doc, 'POST', '/v1/devices', dup);
   });
 });
 
@@ -117,6 +126,7 @@ describe('authentication and scopes', () => {
     const res = await h.app.inject({ method: 'POST', url: '/v1/devices', headers: auth(readOnly), payload: { imei: IMEI_A, model: 'X' } });
     expect(res.statusCode).toBe(403);
     expect(res.json().detail).toContain('devices:write');
+    expectDocumented(doc, 'POST', '/v1/devices', res);
     const writer = await h.newKey(customerId, ['devices:write']);
     const list = await h.app.inject({ method: 'GET', url: '/v1/devices', headers: auth(writer) });
     expect(list.statusCode).toBe(200);
@@ -131,8 +141,10 @@ describe('tenant isolation', () => {
     const id = created.json().id as string;
     const get = await h.app.inject({ method: 'GET', url: `/v1/devices/${id}`, headers: auth(b.apiKey) });
     expect(get.statusCode).toBe(404);
+    expectDocumented(doc, 'GET', '/v1/devices/{id}', get);
     const list = await h.app.inject({ method: 'GET', url: '/v1/devices', headers: auth(b.apiKey) });
     expect(list.json().data).toEqual([]);
+    expectDocumented(doc, 'GET', '/v1/devices', list);
   });
 });
 
@@ -153,10 +165,11 @@ describe('GET /v1/devices pagination', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: { statusCode: number; json(): unknown } = await h.app.inject({
+      const res = await h.app.inject({
         method: 'GET', url: `/v1/devices?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers: auth(apiKey),
       });
       expect(res.statusCode).toBe(200);
+      expectDocumented(doc, 'GET', '/v1/devices', res);
       const body = res.json() as { data: Array<{ id: string }>; pagination: { next_cursor: string | null; has_more: boolean } };
       seen.push(...body.data.map((d) => d.id));
       cursor = body.pagination.next_cursor;
@@ -174,5 +187,6 @@ describe('GET /v1/devices pagination', () => {
     });
     expect(mismatch.statusCode).toBe(400);
     expect(mismatch.json().code).toBe('cursor_mismatch');
+    expectDocumented(doc, 'GET', '/v1/devices', mismatch);
   });
 });

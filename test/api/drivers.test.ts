@@ -4,11 +4,21 @@ import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
 
 let h: ApiHarness;
+let doc: ResponseValidator;
 beforeEach(async () => {
   h = await startApiHarness();
+  doc = new ResponseValidator(await loadOpenApi(h.app));
 });
+
+/** A request whose answer is checked against the OpenAPI document as it comes. */
+async function documented(method: 'GET' | 'POST' | 'PATCH', url: string, headers: Record<string, string>, payload?: unknown) {
+  const res = await h.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  expectDocumented(doc, method, doc.pathOf(url), res);
+  return res;
+}
 afterEach(async () => {
   await h.close();
 });
@@ -16,8 +26,8 @@ afterEach(async () => {
 async function customer(name = 'Acme Haulage') {
   const c = await h.newCustomer(name);
   const headers = { authorization: `Bearer ${c.apiKey}` };
-  const post = (url: string, payload: unknown) => h.app.inject({ method: 'POST', url, headers, payload: payload as object });
-  const get = (url: string) => h.app.inject({ method: 'GET', url, headers });
+  const post = (url: string, payload: unknown) => documented('POST', url, headers, payload);
+  const get = (url: string) => documented('GET', url, headers);
   const driver = async (payload: object) => (await post('/v1/drivers', payload)).json() as { id: string; name: string };
   return { ...c, headers, post, get, driver };
 }
@@ -70,13 +80,13 @@ describe('POST /v1/drivers', () => {
 describe('driver access', () => {
   it('needs a credential (401) and the driver scopes (403 naming the missing one)', async () => {
     const { customerId } = await customer();
-    expect((await h.app.inject({ method: 'GET', url: '/v1/drivers' })).statusCode).toBe(401);
+    expect((await documented('GET', '/v1/drivers', {})).statusCode).toBe(401);
     const readOnly = await h.newKey(customerId, ['drivers:read']);
-    const denied = await h.app.inject({ method: 'POST', url: '/v1/drivers', headers: { authorization: `Bearer ${readOnly}` }, payload: { name: 'A' } });
+    const denied = await documented('POST', '/v1/drivers', { authorization: `Bearer ${readOnly}` }, { name: 'A' });
     expect(denied.statusCode).toBe(403);
     expect(denied.json().detail).toContain('drivers:write');
     const geofencesOnly = await h.newKey(customerId, ['geofences:write']);
-    const list = await h.app.inject({ method: 'GET', url: '/v1/drivers', headers: { authorization: `Bearer ${geofencesOnly}` } });
+    const list = await documented('GET', '/v1/drivers', { authorization: `Bearer ${geofencesOnly}` });
     expect(list.statusCode).toBe(403);
     expect(list.json().detail).toContain('drivers:read');
   });
@@ -136,12 +146,12 @@ describe('device <-> driver link', () => {
 
     // Reassigning the van moves the current vehicle from one driver to the other.
     const boris = await a.driver({ name: 'Boris' });
-    const patched = await h.app.inject({ method: 'PATCH', url: `/v1/devices/${deviceId}`, headers: a.headers, payload: { driver_id: boris.id } });
+    const patched = await documented('PATCH', `/v1/devices/${deviceId}`, a.headers, { driver_id: boris.id });
     expect(patched.statusCode).toBe(200);
     expect(patched.json().driver).toEqual({ id: boris.id, name: 'Boris' });
     expect((await a.get(`/v1/drivers/${anna.id}`)).json().current_vehicle).toBeNull();
     expect((await a.get(`/v1/drivers/${boris.id}`)).json().current_vehicle).toEqual({ device_id: deviceId, device_name: 'Van 7' });
-    const foreignPatch = await h.app.inject({ method: 'PATCH', url: `/v1/devices/${deviceId}`, headers: a.headers, payload: { driver_id: foreign } });
+    const foreignPatch = await documented('PATCH', `/v1/devices/${deviceId}`, a.headers, { driver_id: foreign });
     expect(await pointers(foreignPatch)).toEqual(['/body/driver_id']);
   });
 });

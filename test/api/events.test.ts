@@ -11,10 +11,13 @@ import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
 import { createCustomer } from '../../core/tenants.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
 
 let h: ApiHarness;
+let doc: ResponseValidator;
 beforeEach(async () => {
   h = await startApiHarness();
+  doc = new ResponseValidator(await loadOpenApi(h.app));
 });
 afterEach(async () => {
   await h.close();
@@ -121,6 +124,7 @@ describe('GET /v1/events', () => {
     const { deviceId, headers } = await morning();
     const res = await get('/v1/events', headers);
     expect(res.statusCode).toBe(200);
+    expectDocumented(doc, 'GET', '/v1/events', res);
     const body = res.json() as Page;
     expect(body.data.map((e) => e.kind)).toEqual([
       'alarm.dsm.fatigue', 'alarm.adas.collision', 'event.overspeed', 'event.sos', 'event.acceleration', 'event.harsh_brake',
@@ -150,6 +154,7 @@ describe('GET /v1/events', () => {
     const kinds = async (query: string) => {
       const res = await get(`/v1/events?${query}`, headers);
       expect(res.statusCode).toBe(200);
+      expectDocumented(doc, 'GET', '/v1/events', res);
       return (res.json() as Page).data.map((e) => e.kind);
     };
     expect(await kinds('kind=alarm.*')).toEqual(['alarm.dsm.fatigue', 'alarm.adas.collision']);
@@ -169,14 +174,16 @@ describe('GET /v1/events', () => {
     const naive = await get('/v1/events?from=2026-12-01T07:30:00', headers);
     expect(naive.statusCode).toBe(400);
     expect(naive.json()).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/query/from' }] });
+    expectDocumented(doc, 'GET', '/v1/events', naive);
     const unknown = await get('/v1/events?kind=event.teleport', headers);
     expect(unknown.statusCode).toBe(400);
     expect(unknown.json().errors[0].pointer).toBe('/query/kind');
-    expect((await get('/v1/events?kind=nothing.*', headers)).statusCode).toBe(400);
-    expect((await get(`/v1/events?from=${at(50)}&to=${at(20)}`, headers)).statusCode).toBe(400);
-    expect((await get('/v1/events?severity=urgent', headers)).statusCode).toBe(400);
-    expect((await get('/v1/events?limit=201', headers)).statusCode).toBe(400);
-    expect((await get('/v1/events?colour=red', headers)).statusCode).toBe(400);
+    expectDocumented(doc, 'GET', '/v1/events', unknown);
+    for (const query of ['kind=nothing.*', `from=${at(50)}&to=${at(20)}`, 'severity=urgent', 'limit=201', 'colour=red']) {
+      const refused = await get(`/v1/events?${query}`, headers);
+      expect(refused.statusCode, query).toBe(400);
+      expectDocumented(doc, 'GET', '/v1/events', refused);
+    }
   });
 
   it('pages with a keyset cursor: nothing skipped or repeated while events arrive, and the cursor is tied to its filters', async () => {
@@ -188,6 +195,7 @@ describe('GET /v1/events', () => {
     do {
       const res = await get(`/v1/events?limit=2${cursor ? `&cursor=${cursor}` : ''}`, headers);
       expect(res.statusCode).toBe(200);
+      expectDocumented(doc, 'GET', '/v1/events', res);
       const body = res.json() as Page;
       seen.push(...body.data.map((e) => e.id));
       cursor = body.pagination.next_cursor;
@@ -209,6 +217,7 @@ describe('GET /v1/events', () => {
     const mismatch = await get(`/v1/events?limit=2&cursor=${next}`, headers);
     expect(mismatch.statusCode).toBe(400);
     expect(mismatch.json().code).toBe('cursor_mismatch');
+    expectDocumented(doc, 'GET', '/v1/events', mismatch);
     const asc = ((await get('/v1/events?limit=3&order=asc', headers)).json() as Page);
     expect(asc.data.map((e) => e.occurred_at)).toEqual([at(-100), at(1), at(20)]);
   });
@@ -221,12 +230,15 @@ describe('GET /v1/events/{id}', () => {
     const brake = list.data.find((e) => e.kind === 'event.harsh_brake')!;
     const res = await get(`/v1/events/${brake.id}`, headers);
     expect(res.statusCode).toBe(200);
+    expectDocumented(doc, 'GET', '/v1/events/{id}', res);
     const detail = res.json();
     expect(detail).toMatchObject({ ...brake, media: [] });
     expect(detail.context).toMatchObject({
       rule: 'speed_change', speed_before_kmh: 60, speed_after_kmh: 25, threshold_kmh_per_s: -11, started_at: at(1), ended_at: at(4),
     });
-    const collision = (await get(`/v1/events/${list.data[1]!.id}`, headers)).json();
+    const collisionRes = await get(`/v1/events/${list.data[1]!.id}`, headers);
+    expectDocumented(doc, 'GET', '/v1/events/{id}', collisionRes);
+    const collision = collisionRes.json();
     expect(collision.context).toMatchObject({ rule: 'device_alarm', protocol: 'jt808', device_level: 2, raw: { alarm_id: 77, item: '0x64' } });
 
     expect((await get('/v1/events/evt_00000000000000000000000000', headers)).statusCode).toBe(404);
@@ -234,6 +246,14 @@ describe('GET /v1/events/{id}', () => {
     const foreign = await get(`/v1/events/${brake.id}`, { authorization: `Bearer ${other.apiKey}` });
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json().code).toBe('not_found');
+    expectDocumented(doc, 'GET', '/v1/events/{id}', foreign);
+    const tooLong = await get(`/v1/events/evt_${'0'.repeat(61)}`, headers);
+    expect(tooLong.statusCode).toBe(400);
+    expect(tooLong.json().errors[0].pointer).toBe('/params/id');
+    expectDocumented(doc, 'GET', '/v1/events/{id}', tooLong);
+    const beyondRouting = await get(`/v1/events/evt_${'0'.repeat(97)}`, headers);
+    expect(beyondRouting.statusCode).toBe(414);
+    expectDocumented(doc, 'GET', '/v1/events/{id}', beyondRouting);
   });
 });
 
@@ -244,11 +264,13 @@ describe('access', () => {
       const anonymous = await h.app.inject({ method: 'GET', url });
       expect(anonymous.statusCode).toBe(401);
       expect(anonymous.headers['www-authenticate']).toMatch(/^Bearer/);
+      expectDocumented(doc, 'GET', url.replace('evt_x', '{id}'), anonymous);
     }
     const positionsOnly = await h.newKey(customerId, ['positions:read']);
     const refused = await get('/v1/events', { authorization: `Bearer ${positionsOnly}` });
     expect(refused.statusCode).toBe(403);
     expect(refused.json().detail).toContain('events:read');
+    expectDocumented(doc, 'GET', '/v1/events', refused);
     expect((await get('/v1/feed', { authorization: `Bearer ${positionsOnly}` })).statusCode).toBe(403);
     const reader = await h.newKey(customerId, ['events:read']);
     expect(((await get('/v1/events', { authorization: `Bearer ${reader}` })).json() as Page).data).toHaveLength(6);
@@ -268,9 +290,13 @@ describe('GET /v1/feed', () => {
       .filter((e): e is typeof e & DeviceEventRaised => e.type === 'DeviceEventRaised')
       .filter((e) => e.data.customer_id === customerId)
       .map((e) => e.data.event_id);
-    const first = (await get('/v1/feed?limit=4', headers)).json() as Page;
+    const firstRes = await get('/v1/feed?limit=4', headers);
+    expectDocumented(doc, 'GET', '/v1/feed', firstRes);
+    const first = firstRes.json() as Page;
     expect(first.pagination.has_more).toBe(true);
-    const second = (await get(`/v1/feed?limit=4&cursor=${first.pagination.next_cursor}`, headers)).json() as Page;
+    const secondRes = await get(`/v1/feed?limit=4&cursor=${first.pagination.next_cursor}`, headers);
+    expectDocumented(doc, 'GET', '/v1/feed', secondRes);
+    const second = secondRes.json() as Page;
     expect(second.pagination.has_more).toBe(false);
     const items = [...first.data, ...second.data];
     expect(items.map((e) => e.id)).toEqual(logOrder);
@@ -286,10 +312,14 @@ describe('GET /v1/feed', () => {
     expect(((await get(`/v1/feed?cursor=${caughtUp}`, headers)).json() as Page).data).toEqual([]);
     await t.alarm(200, 'event.ignition_off');
     await waitForEvents(customerId, 7);
-    const poll = (await get(`/v1/feed?cursor=${caughtUp}`, headers)).json() as Page;
+    const pollRes = await get(`/v1/feed?cursor=${caughtUp}`, headers);
+    expectDocumented(doc, 'GET', '/v1/feed', pollRes);
+    const poll = pollRes.json() as Page;
     expect(poll.data.map((e) => [e.kind, e.sequence! > sequences[5]!])).toEqual([['event.ignition_off', true]]);
     const events = (await get(`/v1/events?limit=1`, headers)).json() as Page;
-    expect((await get(`/v1/feed?cursor=${events.pagination.next_cursor}`, headers)).json().code).toBe('cursor_mismatch');
+    const mismatch = await get(`/v1/feed?cursor=${events.pagination.next_cursor}`, headers);
+    expect(mismatch.json().code).toBe('cursor_mismatch');
+    expectDocumented(doc, 'GET', '/v1/feed', mismatch);
   });
 });
 
@@ -311,17 +341,20 @@ describe('device speed limits', () => {
       h.app.inject({ method: 'PATCH', url: `/v1/devices/${device.id}`, headers, payload: payload as Record<string, unknown> });
     const set = await patch({ speed_limit_kmh: 100, name: 'Van 9' });
     expect(set.statusCode).toBe(200);
+    expectDocumented(doc, 'PATCH', '/v1/devices/{id}', set);
     expect(set.json()).toMatchObject({ speed_limit_kmh: 100, name: 'Van 9' });
     expect((await get(`/v1/devices/${device.id}`, headers)).json().speed_limit_kmh).toBe(100);
     expect((await patch({ speed_limit_kmh: null })).json()).toMatchObject({ speed_limit_kmh: null, name: 'Van 9' });
     const tooFast = await patch({ speed_limit_kmh: 301 });
     expect(tooFast.statusCode).toBe(400);
     expect(tooFast.json().errors[0].pointer).toBe('/body/speed_limit_kmh');
+    expectDocumented(doc, 'PATCH', '/v1/devices/{id}', tooFast);
     expect((await patch({ imei: '123' })).statusCode).toBe(400);
     const other = await h.newCustomer('Other Fleet');
     const foreign = await h.app.inject({
       method: 'PATCH', url: `/v1/devices/${device.id}`, headers: { authorization: `Bearer ${other.apiKey}` }, payload: { name: 'Mine' },
     });
     expect(foreign.statusCode).toBe(404);
+    expectDocumented(doc, 'PATCH', '/v1/devices/{id}', foreign);
   });
 });

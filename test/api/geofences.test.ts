@@ -4,10 +4,13 @@ import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
 
 let h: ApiHarness;
+let doc: ResponseValidator;
 beforeEach(async () => {
   h = await startApiHarness();
+  doc = new ResponseValidator(await loadOpenApi(h.app));
 });
 afterEach(async () => {
   await h.close();
@@ -21,9 +24,23 @@ const SQUARE = {
 async function customer(name = 'Acme Haulage') {
   const c = await h.newCustomer(name);
   const headers = { authorization: `Bearer ${c.apiKey}` };
-  const post = (payload: unknown) => h.app.inject({ method: 'POST', url: '/v1/geofences', headers, payload: payload as object });
-  const get = (url: string) => h.app.inject({ method: 'GET', url, headers });
-  return { ...c, headers, post, get };
+  // Every answer is checked against the OpenAPI document as it comes.
+  const post = async (payload: unknown) => {
+    const res = await h.app.inject({ method: 'POST', url: '/v1/geofences', headers, payload: payload as object });
+    expectDocumented(doc, 'POST', '/v1/geofences', res);
+    return res;
+  };
+  const get = async (url: string) => {
+    const res = await h.app.inject({ method: 'GET', url, headers });
+    expectDocumented(doc, 'GET', doc.pathOf(url), res);
+    return res;
+  };
+  const del = async (id: string) => {
+    const res = await h.app.inject({ method: 'DELETE', url: `/v1/geofences/${id}`, headers });
+    expectDocumented(doc, 'DELETE', '/v1/geofences/{id}', res);
+    return res;
+  };
+  return { ...c, headers, post, get, del };
 }
 
 /** POSTs an invalid body; returns the pointers of the problem. */
@@ -126,6 +143,7 @@ describe('geofence access', () => {
     const { customerId } = await customer();
     const none = await h.app.inject({ method: 'GET', url: '/v1/geofences' });
     expect(none.statusCode).toBe(401);
+    expectDocumented(doc, 'GET', '/v1/geofences', none);
     expect(none.headers['www-authenticate']).toMatch(/^Bearer/);
     const readOnly = await h.newKey(customerId, ['geofences:read']);
     const denied = await h.app.inject({
@@ -133,6 +151,7 @@ describe('geofence access', () => {
     });
     expect(denied.statusCode).toBe(403);
     expect(denied.json().code).toBe('insufficient_scope');
+    expectDocumented(doc, 'POST', '/v1/geofences', denied);
     expect(denied.json().detail).toContain('geofences:write');
     expect((await h.app.inject({ method: 'GET', url: '/v1/geofences', headers: { authorization: `Bearer ${readOnly}` } })).statusCode).toBe(200);
     const devicesOnly = await h.newKey(customerId, ['devices:read']);
@@ -149,19 +168,19 @@ describe('geofence access', () => {
     const foreign = await b.get(`/v1/geofences/${id}`);
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json().code).toBe('not_found');
-    expect((await h.app.inject({ method: 'DELETE', url: `/v1/geofences/${id}`, headers: b.headers })).statusCode).toBe(404);
+    expect((await b.del(id)).statusCode).toBe(404);
     expect((await b.get('/v1/geofences')).json()).toEqual({ data: [], pagination: { next_cursor: null, has_more: false } });
     expect((await a.get(`/v1/geofences/${id}`)).statusCode).toBe(200);
   });
 
   it('deletes with 204, then 404 forever', async () => {
-    const { post, get, headers } = await customer();
+    const { post, get, del } = await customer();
     const id = (await post({ name: 'Depot', geometry: SQUARE })).json().id as string;
-    const del = await h.app.inject({ method: 'DELETE', url: `/v1/geofences/${id}`, headers });
-    expect(del.statusCode).toBe(204);
-    expect(del.body).toBe('');
+    const deleted = await del(id);
+    expect(deleted.statusCode).toBe(204);
+    expect(deleted.body).toBe('');
     expect((await get(`/v1/geofences/${id}`)).statusCode).toBe(404);
-    expect((await h.app.inject({ method: 'DELETE', url: `/v1/geofences/${id}`, headers })).statusCode).toBe(404);
+    expect((await del(id)).statusCode).toBe(404);
     expect((await get('/v1/geofences')).json().data).toEqual([]);
   });
 });
