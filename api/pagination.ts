@@ -64,12 +64,13 @@ export function withWindowEnd<K>(inner: SortKey<K>): SortKey<{ end: number; key:
 }
 
 /**
- * FNV-1a (32 bits) of the filters' JSON, with its length. It only tells filter
- * sets apart (the tenant is checked on every query, never taken from a cursor),
- * so it needs no cryptographic strength, and every paginated response computes it.
+ * FNV-1a (32 bits) of the list's name and the filters' JSON, with its length.
+ * It only tells lists and filter sets apart (the tenant is checked on every
+ * query, never taken from a cursor), so it needs no cryptographic strength,
+ * and every paginated response computes it.
  */
-export function filterHash(filters: Record<string, unknown>): string {
-  const text = JSON.stringify(filters);
+export function filterHash(list: string, filters: Record<string, unknown>): string {
+  const text = list + JSON.stringify(filters);
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
   return (h >>> 0).toString(36) + '.' + text.length.toString(36);
@@ -77,50 +78,51 @@ export function filterHash(filters: Record<string, unknown>): string {
 
 /** Between the filter hash (which never contains it) and the sort key (which may contain anything). */
 const SEPARATOR = '~';
-
-/*
- * Called without a SortKey, the key is any non-empty text: the older call sites that do not name their key
- * yet. Every list should pass its own (idKey, timeAndIdKey, sequenceKey), so that forged keys are refused.
- */
-export function encodeCursor(key: string, filters: Record<string, unknown>): string;
-export function encodeCursor<K>(key: K, filters: Record<string, unknown>, sortKey: SortKey<K>): string;
-export function encodeCursor<K>(key: K, filters: Record<string, unknown>, sortKey?: SortKey<K>): string {
-  const text = sortKey ? sortKey.format(key) : String(key);
-  return Buffer.from(filterHash(filters) + SEPARATOR + text).toString('base64url');
-}
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 function malformed(): ApiError {
   return new ApiError(400, 'invalid_cursor', 'The cursor is not one this API issued.', [{ pointer: '/query/cursor', message: 'is malformed' }]);
 }
 
-export function decodeCursor(cursor: string | undefined, filters: Record<string, unknown>): string | null;
-export function decodeCursor<K>(cursor: string | undefined, filters: Record<string, unknown>, sortKey: SortKey<K>): K | null;
-export function decodeCursor<K>(cursor: string | undefined, filters: Record<string, unknown>, sortKey?: SortKey<K>): K | string | null {
-  if (cursor === undefined) return null;
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw malformed();
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const at = text.indexOf(SEPARATOR);
-  if (at <= 0 || at === text.length - 1) throw malformed();
-  if (text.slice(0, at) !== filterHash(filters)) {
-    throw new ApiError(400, 'cursor_mismatch', 'The cursor was issued for other filters; start again without it.', [
-      { pointer: '/query/cursor', message: 'belongs to a different filter set' },
-    ]);
-  }
-  if (!sortKey) return text.slice(at + 1);
-  const key = sortKey.parse(text.slice(at + 1));
-  if (key === null) throw malformed();
-  return key;
-}
+/**
+ * The cursors of one list: its name goes into the hash, so a cursor of
+ * another list (even one without filters) is a cursor_mismatch, never a
+ * silently empty page; its sort key checks what comes back.
+ */
+export class ListCursor<K> {
+  constructor(
+    private readonly list: string,
+    private readonly sortKey: SortKey<K>,
+  ) {}
 
-/** Builds the page envelope from rows fetched with limit + 1; `keyOf` gives the sort key of the last row. */
-export function page<T>(rows: T[], limit: number, keyOf: (row: T) => string, filters: Record<string, unknown>): ListPage<T>;
-export function page<T, K>(rows: T[], limit: number, keyOf: (row: T) => K, filters: Record<string, unknown>, sortKey: SortKey<K>): ListPage<T>;
-export function page<T, K>(rows: T[], limit: number, keyOf: (row: T) => K, filters: Record<string, unknown>, sortKey?: SortKey<K>): ListPage<T> {
-  const hasMore = rows.length > limit;
-  const data = hasMore ? rows.slice(0, limit) : rows;
-  const last = data[data.length - 1];
-  const next = hasMore && last ? (sortKey ? encodeCursor(keyOf(last), filters, sortKey) : encodeCursor(String(keyOf(last)), filters)) : null;
-  return { data, pagination: { next_cursor: next, has_more: hasMore } };
+  encode(key: K, filters: Record<string, unknown>): string {
+    return Buffer.from(filterHash(this.list, filters) + SEPARATOR + this.sortKey.format(key)).toString('base64url');
+  }
+
+  /** The sort key the previous page ended on; null without a cursor. */
+  decode(cursor: string | undefined, filters: Record<string, unknown>): K | null {
+    if (cursor === undefined) return null;
+    if (!BASE64URL.test(cursor)) throw malformed();
+    const text = Buffer.from(cursor, 'base64url').toString('utf8');
+    const at = text.indexOf(SEPARATOR);
+    if (at <= 0 || at === text.length - 1) throw malformed();
+    if (text.slice(0, at) !== filterHash(this.list, filters)) {
+      throw new ApiError(400, 'cursor_mismatch', 'The cursor was issued for another list or other filters; start again without it.', [
+        { pointer: '/query/cursor', message: 'belongs to a different list or filter set' },
+      ]);
+    }
+    const key = this.sortKey.parse(text.slice(at + 1));
+    if (key === null) throw malformed();
+    return key;
+  }
+
+  /** The page envelope from rows fetched with limit + 1; `keyOf` gives the sort key of the last row. */
+  page<T>(rows: T[], limit: number, keyOf: (row: T) => K, filters: Record<string, unknown>): ListPage<T> {
+    const hasMore = rows.length > limit;
+    const data = hasMore ? rows.slice(0, limit) : rows;
+    const last = data[data.length - 1];
+    return { data, pagination: { next_cursor: hasMore && last ? this.encode(keyOf(last), filters) : null, has_more: hasMore } };
+  }
 }
 
 export interface ListPage<T> {

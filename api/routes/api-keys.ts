@@ -13,7 +13,9 @@ import { newApiKeyEvent } from '../../core/tenants.js';
 import type { ApiContext } from '../context.js';
 import { CredentialQueries, type ApiKeyRecord } from '../credential-queries.js';
 import type { KeyUsageRecorder } from '../key-usage.js';
-import { decodeCursor, page } from '../pagination.js';
+import { ListCursor, idKey } from '../pagination.js';
+
+const cursors = new ListCursor('api-keys', idKey);
 import { authOf, hasScope } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { ApiKeyList, CreateApiKeyBody, CreatedApiKey, CredentialIdParams, ListApiKeysQuery } from '../schemas/api-keys.js';
@@ -93,8 +95,8 @@ export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUs
     async (request) => {
       const auth = authOf(request);
       const filters = {};
-      const rows = credentials.apiKeys(auth.customerId, decodeCursor(request.query.cursor, filters), request.query.limit + 1);
-      const result = page(rows, request.query.limit, (k) => k.key_id, filters);
+      const rows = credentials.apiKeys(auth.customerId, cursors.decode(request.query.cursor, filters), request.query.limit + 1);
+      const result = cursors.page(rows, request.query.limit, (k) => k.key_id, filters);
       return { data: result.data.map(keyBody), pagination: result.pagination };
     },
   );

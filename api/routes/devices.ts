@@ -11,7 +11,9 @@ import type { DeviceStatus } from '../../projections/index.js';
 import type { ApiContext } from '../context.js';
 import { authOf } from '../plugins/auth.js';
 import { driverById } from '../queries/drivers.js';
-import { decodeCursor, page } from '../pagination.js';
+import { ListCursor, idKey } from '../pagination.js';
+
+const cursors = new ListCursor('devices', idKey);
 import { ApiError, notFound } from '../problem.js';
 import { Device, DeviceList, ListDevicesQuery, RegisterDeviceBody, UpdateDeviceBody, deviceBody } from '../schemas/devices.js';
 import { problemResponse } from '../schemas/error-responses.js';
@@ -166,14 +168,14 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
       const q = request.query;
       const statuses = q.status ? ([...new Set(q.status.split(','))] as DeviceStatus[]) : null;
       const filters = { group_id: q.group_id ?? null, status: statuses };
-      const afterId = decodeCursor(q.cursor, filters);
+      const afterId = cursors.decode(q.cursor, filters);
       const rows = ctx.readModels.devices(auth.customerId, {
         afterId,
         limit: q.limit + 1,
         statuses,
         groupId: q.group_id ?? null,
       });
-      const result = page(rows, q.limit, (d) => d.device_id, filters);
+      const result = cursors.page(rows, q.limit, (d) => d.device_id, filters);
       return { data: result.data.map(deviceBody), pagination: result.pagination };
     },
   );

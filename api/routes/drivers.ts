@@ -7,7 +7,9 @@ import { addDays, dayOf, daysBetween } from '../../projections/driver-scores/day
 import { scoreOf } from '../../projections/driver-scores/score.js';
 import type { ApiContext } from '../context.js';
 import { KeyedLock } from '../keyed-lock.js';
-import { decodeCursor, page } from '../pagination.js';
+import { ListCursor, idKey } from '../pagination.js';
+
+const cursors = new ListCursor('drivers', idKey);
 import { authOf } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { currentTotals, dailyTotals } from '../queries/driver-scores.js';
@@ -94,8 +96,8 @@ export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Prom
       const auth = authOf(request);
       const q = request.query;
       const filters = {};
-      const rows = driverPage(db, auth.customerId, decodeCursor(q.cursor, filters), q.limit + 1);
-      const result = page(rows, q.limit, (d) => d.driver_id, filters);
+      const rows = driverPage(db, auth.customerId, cursors.decode(q.cursor, filters), q.limit + 1);
+      const result = cursors.page(rows, q.limit, (d) => d.driver_id, filters);
       return { data: items(auth.customerId, result.data), pagination: result.pagination };
     },
   );

@@ -3,7 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiContext } from '../context.js';
 import { authOf } from '../plugins/auth.js';
-import { decodeCursor, encodeCursor, page } from '../pagination.js';
+import { ListCursor, sequenceKey, timeAndIdKey } from '../pagination.js';
+
+const eventCursors = new ListCursor('events', timeAndIdKey);
+const feedCursors = new ListCursor('feed', sequenceKey);
 import { ApiError, notFound } from '../problem.js';
 import { eventById, eventPage, feedPage } from '../queries/events.js';
 import {
@@ -46,10 +49,6 @@ export function parseKinds(raw: string | undefined): string[] | null {
   return [...kinds].sort();
 }
 
-function invalidCursor(): ApiError {
-  return new ApiError(400, 'invalid_cursor', 'The cursor is not one this API issued.', [{ pointer: '/query/cursor', message: 'is malformed' }]);
-}
-
 export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const db = ctx.readModels.db;
@@ -69,7 +68,6 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         throw new ApiError(400, 'validation_failed', 'to must be after from', [{ pointer: '/query/to', message: 'must be after from' }]);
       }
       const filters = {
-        list: 'events',
         device_id: list(q.device_id),
         driver_id: list(q.driver_id),
         kind: parseKinds(q.kind),
@@ -78,14 +76,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         to,
         order: q.order,
       };
-      const key = decodeCursor(q.cursor, filters);
-      let after: { t: number; id: string } | null = null;
-      if (key !== null) {
-        const bar = key.indexOf('|');
-        const t = Number(key.slice(0, bar));
-        if (bar < 0 || !Number.isSafeInteger(t)) throw invalidCursor();
-        after = { t, id: key.slice(bar + 1) };
-      }
+      const after = eventCursors.decode(q.cursor, filters);
       const rows = eventPage(db, auth.customerId, {
         deviceIds: filters.device_id,
         driverIds: filters.driver_id,
@@ -97,7 +88,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         after,
         limit: q.limit + 1,
       });
-      const result = page(rows, q.limit, (e) => `${e.occurred_at}|${e.event_id}`, filters);
+      const result = eventCursors.page(rows, q.limit, (e) => ({ t: e.occurred_at, id: e.event_id }), filters);
       return { data: result.data.map(eventItem), pagination: result.pagination };
     },
   );
@@ -125,16 +116,14 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
     async (request) => {
       const auth = authOf(request);
       const q = request.query;
-      const filters = { list: 'feed' };
-      const key = decodeCursor(q.cursor, filters);
-      const afterSeq = key === null ? 0 : Number(key);
-      if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw invalidCursor();
+      const filters = {};
+      const afterSeq = feedCursors.decode(q.cursor, filters) ?? 0;
       const rows = feedPage(db, auth.customerId, afterSeq, q.limit + 1);
       const hasMore = rows.length > q.limit;
       const data = hasMore ? rows.slice(0, q.limit) : rows;
       // A feed is polled: the cursor is never null, so a caught-up client keeps its place for the next poll.
       const last = data.length > 0 ? data[data.length - 1]!.seq : afterSeq;
-      return { data: data.map(feedItem), pagination: { next_cursor: encodeCursor(String(last), filters), has_more: hasMore } };
+      return { data: data.map(feedItem), pagination: { next_cursor: feedCursors.encode(last, filters), has_more: hasMore } };
     },
   );
 }

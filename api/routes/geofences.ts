@@ -7,7 +7,9 @@ import { newId, randomUuid } from '../../core/ids.js';
 import { streams } from '../../core/streams.js';
 import type { ApiContext } from '../context.js';
 import { geofenceShape } from '../geofence-input.js';
-import { decodeCursor, page } from '../pagination.js';
+import { ListCursor, idKey } from '../pagination.js';
+
+const cursors = new ListCursor('geofences', idKey);
 import { authOf } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { geofenceById, geofencePage } from '../queries/geofences.js';
@@ -59,8 +61,8 @@ export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Pr
       const auth = authOf(request);
       const q = request.query;
       const filters = {};
-      const rows = geofencePage(db, auth.customerId, decodeCursor(q.cursor, filters), q.limit + 1);
-      const result = page(rows, q.limit, (g) => g.geofence_id, filters);
+      const rows = geofencePage(db, auth.customerId, cursors.decode(q.cursor, filters), q.limit + 1);
+      const result = cursors.page(rows, q.limit, (g) => g.geofence_id, filters);
       return { data: result.data.map(geofenceBody), pagination: result.pagination };
     },
   );

@@ -20,7 +20,9 @@ import { streams } from '../../core/streams.js';
 import type { ApiContext } from '../context.js';
 import { CredentialQueries, type OAuthClientRecord } from '../credential-queries.js';
 import { OAuthError, TOKEN_TTL_S, grantedScopes, parseTokenRequest } from '../oauth-token.js';
-import { decodeCursor, idKey, page } from '../pagination.js';
+import { ListCursor, idKey } from '../pagination.js';
+
+const cursors = new ListCursor('oauth-clients', idKey);
 import { authOf } from '../plugins/auth.js';
 import { sendProblem } from '../plugins/errors.js';
 import { ApiError, notFound } from '../problem.js';
@@ -129,8 +131,8 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
     async (request) => {
       const auth = authOf(request);
       const filters = {};
-      const rows = credentials.oauthClients(auth.customerId, decodeCursor(request.query.cursor, filters, idKey), request.query.limit + 1);
-      const result = page(rows, request.query.limit, (c) => c.client_id, filters, idKey);
+      const rows = credentials.oauthClients(auth.customerId, cursors.decode(request.query.cursor, filters), request.query.limit + 1);
+      const result = cursors.page(rows, request.query.limit, (c) => c.client_id, filters);
       return { data: result.data.map(clientBody), pagination: result.pagination };
     },
   );

@@ -8,14 +8,15 @@ import { HistoryList, HistoryQuery, LatestPosition, LatestPositionList, LatestPo
 import { LatestPositionsIndex } from '../latest-positions-index.js';
 import fastJson from 'fast-json-stringify';
 import { historyPage } from '../read-models.js';
-import { decodeCursor, encodeCursor, idKey, page, timeAndIdKey, withWindowEnd } from '../pagination.js';
+import { ListCursor, idKey, timeAndIdKey, withWindowEnd } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
 import { sendList } from '../send-serialized.js';
 import { parseTime } from '../time.js';
 
 const MAX_WINDOW_MS = 31 * 86_400_000;
 /** History pages carry the window end of the walk's first page (`to` defaults to now). */
-const HISTORY_KEY = withWindowEnd(timeAndIdKey);
+const latestCursors = new ListCursor('positions-latest', idKey);
+const historyCursors = new ListCursor('positions', withWindowEnd(timeAndIdKey));
 
 export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -36,10 +37,10 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
       const { items, lastId, hasMore } = latest.page(auth.customerId, {
         deviceIds,
         groupId: q.group_id ?? null,
-        afterId: decodeCursor(q.cursor, filters, idKey),
+        afterId: latestCursors.decode(q.cursor, filters),
         limit: q.limit,
       });
-      const pagination = { next_cursor: hasMore && lastId ? encodeCursor(lastId, filters, idKey) : null, has_more: hasMore };
+      const pagination = { next_cursor: hasMore && lastId ? latestCursors.encode(lastId, filters) : null, has_more: hasMore };
       // Items arrive serialised by the index (from the same LatestPosition schema); only the envelope is built here.
       sendList(reply as FastifyReply, items, pagination);
     },
@@ -58,7 +59,7 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
       const explicitTo = q.to === undefined ? null : parseTime(q.to, '/query/to');
       // Without `to`, the window ends at "now" of the walk's first page: the cursor carries it, so later pages read the same window.
       const filters = { device_id: q.device_id, from, to: explicitTo, order: q.order };
-      const cursor = decodeCursor(q.cursor, filters, HISTORY_KEY);
+      const cursor = historyCursors.decode(q.cursor, filters);
       const to = explicitTo ?? cursor?.end ?? ctx.clock.now();
       if (to <= from) {
         throw new ApiError(400, 'validation_failed', 'to must be after from', [{ pointer: '/query/to', message: 'must be after from' }]);
@@ -77,7 +78,7 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
         limit: q.limit + 1,
         order: q.order,
       });
-      const result = page(rows, q.limit, (p) => ({ end: to, key: { t: p.fix_time, id: p.event_id } }), filters, HISTORY_KEY);
+      const result = historyCursors.page(rows, q.limit, (p) => ({ end: to, key: { t: p.fix_time, id: p.event_id } }), filters);
       return {
         data: result.data.map((p) => ({
           device_id: p.device_id,

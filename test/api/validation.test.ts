@@ -129,6 +129,11 @@ beforeAll(async () => {
   }
   await raiseSos(h, { customerId: customer.customerId, deviceId }, t);
   await raiseSos(h, { customerId: customer.customerId, deviceId }, t + 60_000);
+  // Two rows in every list without filters, so each of them has a second page.
+  await create('/v1/drivers', { name: 'Roberts Liepa' });
+  for (const name of ['North gate', 'South gate']) await create('/v1/geofences', { name, center: { lat: 56.95, lng: 24.1 }, radius_m: 100 });
+  for (const name of ['Integrator A', 'Integrator B']) expect((await send('POST', '/v1/oauth/clients', { name, scopes: ['devices:read'] })).statusCode).toBe(201);
+  await create('/v1/api-keys', { name: 'Second key', scopes: ['devices:read'] });
   fixture = { deviceId, otherDeviceId, driverId: await create('/v1/drivers', { name: 'Ilze Kalna' }), from: new Date(t - 3_600_000).toISOString() };
 });
 
@@ -200,6 +205,10 @@ describe('a cursor reused with other filters', () => {
     { name: 'events: kind dropped', issuedBy: () => '/v1/events?limit=1&kind=event.sos', reusedWith: () => '/v1/events?limit=1' },
     { name: 'feed: a cursor of the events list', issuedBy: () => '/v1/events?limit=1', reusedWith: () => '/v1/feed?limit=1' },
     { name: 'events: a cursor of the feed', issuedBy: () => '/v1/feed?limit=1', reusedWith: () => '/v1/events?limit=1' },
+    // Lists without filters still tell their cursors apart: each list's name is in the hash.
+    { name: 'drivers: a cursor of the geofences list', issuedBy: () => '/v1/geofences?limit=1', reusedWith: () => '/v1/drivers?limit=1' },
+    { name: 'api keys: a cursor of the OAuth clients list', issuedBy: () => '/v1/oauth/clients?limit=1', reusedWith: () => '/v1/api-keys?limit=1' },
+    { name: 'devices: a cursor of the drivers list', issuedBy: () => '/v1/drivers?limit=1', reusedWith: () => '/v1/devices?limit=1' },
   ];
 
   it.each(MISMATCHES.map((m) => [m.name, m] as const))('%s: 400 cursor_mismatch', async (_name, m) => {
