@@ -29,6 +29,7 @@ import { registerAccessControl } from './plugins/access.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBodies } from './plugins/json-bodies.js';
 import { registerOpenApi } from './plugins/openapi.js';
+import { registerValidation } from './plugins/validation.js';
 import { apiKeysRoutes } from './routes/api-keys.js';
 import { deviceRoutes } from './routes/devices.js';
 import { driversRoutes } from './routes/drivers.js';
@@ -65,13 +66,13 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: requestIds(),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true, allErrors: true } },
     // Errors Fastify or Node would otherwise answer in their own JSON shape.
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   });
   registerErrorHandling(app);
   registerJsonBodies(app);
+  registerValidation(app);
   const metrics = createMetrics(app, ctx.projections, ctx.metrics);
 
   const keyUsage = new KeyUsageRecorder(ctx.store, log, settings.keyUsageFlushMs);

@@ -73,6 +73,11 @@ const fieldCases: Case[] = [
   { route: 'POST /v1/devices', url: () => '/v1/devices', payload: {}, pointers: ['/body/imei', '/body/model'] },
   { route: 'POST /v1/devices', url: () => '/v1/devices', payload: { imei: '35693803564380X', model: 'FMB920', colour: 'red' }, pointers: ['/body/colour', '/body/imei'] },
   { route: 'PATCH /v1/devices/:id', url: (f) => `/v1/devices/${f.deviceId}`, payload: { name: 'n'.repeat(129), speed_limit_kmh: 301 }, pointers: ['/body/name', '/body/speed_limit_kmh'] },
+  // JSON bodies are not coerced: an invalid value on a nullable field is refused, not turned into null, and "60" is not 60.
+  { route: 'PATCH /v1/devices/:id', url: (f) => `/v1/devices/${f.deviceId}`, payload: { name: '', speed_limit_kmh: 0, group_id: '' }, pointers: ['/body/group_id', '/body/name', '/body/speed_limit_kmh'] },
+  { route: 'PATCH /v1/devices/:id', url: (f) => `/v1/devices/${f.deviceId}`, payload: { speed_limit_kmh: '60', driver_id: false }, pointers: ['/body/driver_id', '/body/speed_limit_kmh'] },
+  { route: 'POST /v1/devices', url: () => '/v1/devices', payload: { imei: '356938035643809', model: 'FMB920', group_id: '' }, pointers: ['/body/group_id'] },
+  { route: 'POST /v1/drivers', url: () => '/v1/drivers', payload: { name: 'Ilze', external_id: '' }, pointers: ['/body/external_id'] },
   { route: 'GET /v1/devices', url: () => '/v1/devices?status=bogus', pointers: ['/query/status'] },
   { route: 'GET /v1/devices', url: () => '/v1/devices?colour=red', pointers: ['/query/colour'] },
   { route: 'GET /v1/positions/latest', url: () => `/v1/positions/latest?group_id=${'g'.repeat(65)}`, pointers: ['/query/group_id'] },
