@@ -26,7 +26,7 @@ const cursors = new ListCursor('oauth-clients', idKey);
 import { authOf } from '../plugins/auth.js';
 import { sendProblem } from '../plugins/errors.js';
 import { ApiError, notFound } from '../problem.js';
-import { Problem, iso } from '../schemas/common.js';
+import { iso } from '../schemas/common.js';
 import {
   CreateOAuthClientBody,
   CreatedOAuthClient,
@@ -39,7 +39,6 @@ import {
 } from '../schemas/oauth.js';
 import { refuseUngrantableScopes } from './api-keys.js';
 
-const errors = { 400: Problem, 401: Problem, 403: Problem, 404: Problem };
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 /** Hashed when the client id is unknown, so a miss costs what a hit costs. */
 const DUMMY_HASH = sha256Hex('no such client');
@@ -88,7 +87,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
         summary: 'Create an OAuth client for an integrator (the secret is shown once)',
         operationId: 'createOAuthClient',
         body: CreateOAuthClientBody,
-        response: { 201: CreatedOAuthClient, ...errors },
+        response: { 201: CreatedOAuthClient },
       },
     },
     async (request, reply) => {
@@ -125,7 +124,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
         summary: 'List OAuth clients',
         operationId: 'listOAuthClients',
         querystring: ListOAuthClientsQuery,
-        response: { 200: OAuthClientList, ...errors },
+        response: { 200: OAuthClientList },
       },
     },
     async (request) => {
@@ -146,7 +145,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
         summary: 'Delete an OAuth client; its tokens stop working at once',
         operationId: 'deleteOAuthClient',
         params: OAuthClientParams,
-        response: { 204: Type.Null({ description: 'Deleted' }), ...errors },
+        response: { 204: Type.Null({ description: 'Deleted' }) },
       },
     },
     async (request, reply) => {

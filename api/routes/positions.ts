@@ -3,11 +3,12 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiContext } from '../context.js';
 import { authOf } from '../plugins/auth.js';
-import { Problem, iso } from '../schemas/common.js';
+import { iso } from '../schemas/common.js';
 import { HistoryList, HistoryQuery, LatestPosition, LatestPositionList, LatestPositionsQuery } from '../schemas/positions.js';
 import { LatestPositionsIndex } from '../latest-positions-index.js';
 import fastJson from 'fast-json-stringify';
 import { historyPage } from '../read-models.js';
+import { problemResponse } from '../schemas/error-responses.js';
 import { ListCursor, idKey, timeAndIdKey, withWindowEnd } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
 import { sendList } from '../send-serialized.js';
@@ -26,7 +27,7 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     '/v1/positions/latest',
     {
       config: { scope: 'positions:read' },
-      schema: { tags: ['Positions'], summary: 'List the latest position of every device', operationId: 'listLatestPositions', querystring: LatestPositionsQuery, response: { 200: LatestPositionList, 400: Problem, 401: Problem, 403: Problem } },
+      schema: { tags: ['Positions'], summary: 'List the latest position of every device', operationId: 'listLatestPositions', querystring: LatestPositionsQuery, response: { 200: LatestPositionList } },
     },
     // Synchronous: the page is in memory, and a promise per request is measurable on the hottest endpoint.
     (request, reply) => {
@@ -50,7 +51,7 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     '/v1/positions',
     {
       config: { scope: 'positions:read' },
-      schema: { tags: ['Positions'], summary: 'List the position history of a device', operationId: 'listPositions', querystring: HistoryQuery, response: { 200: HistoryList, 400: Problem, 401: Problem, 403: Problem, 404: Problem } },
+      schema: { tags: ['Positions'], summary: 'List the position history of a device', operationId: 'listPositions', querystring: HistoryQuery, response: { 200: HistoryList, 404: problemResponse("No device with this device_id, or another customer's (`not_found`)") } },
     },
     async (request) => {
       const auth = authOf(request);
