@@ -6,6 +6,7 @@
  *
  *   fleet [start] [--roles gateway,projections,api]
  *   fleet customer create --name NAME --plan free|pro|enterprise [--speed-limit-kmh N] [--json]
+ *   fleet customer set-rate-limit --customer ID (--per-minute N --burst N | --plan-default)
  */
 import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,10 +19,10 @@ import { systemClock } from './core/clock.js';
 import { ALL_ROLES, ConfigError, loadConfig, type Config, type Role } from './core/config.js';
 import { countAppends } from './core/event-store/counting.js';
 import { openEventStore } from './core/event-store/open.js';
-import type { EventStore } from './core/event-store/port.js';
+import { WrongExpectedRevisionError, type EventStore } from './core/event-store/port.js';
 import type { Plan } from './core/events.js';
 import { createLogger, type Logger } from './core/logger.js';
-import { PLANS, createCustomer } from './core/tenants.js';
+import { PLANS, createCustomer, isValidRateLimit, setCustomerRateLimit } from './core/tenants.js';
 import { protocols } from './gateway/protocols/index.js';
 import { Gateway } from './gateway/server.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from './projections/index.js';
@@ -193,6 +194,39 @@ async function commandCustomerCreate(args: string[]): Promise<void> {
   }
 }
 
+/** An Enterprise agreement: the customer's own request rate, or back to its plan's with --plan-default. */
+async function commandCustomerSetRateLimit(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      customer: { type: 'string' },
+      'per-minute': { type: 'string' },
+      burst: { type: 'string' },
+      'plan-default': { type: 'boolean', default: false },
+    },
+  });
+  if (!values.customer) throw new ConfigError('customer set-rate-limit needs --customer ID');
+  const given = values['per-minute'] !== undefined || values.burst !== undefined;
+  if (given === values['plan-default']) throw new ConfigError('give either --per-minute N --burst N, or --plan-default');
+  const limit = given ? { per_minute: Number(values['per-minute']), burst: Number(values.burst) } : null;
+  if (limit && !isValidRateLimit(limit)) throw new ConfigError('--per-minute and --burst must both be whole numbers of at least 1');
+  const config = loadConfig();
+  const store = await openEventStore(config.store, systemClock);
+  try {
+    await setCustomerRateLimit(store, systemClock, values.customer, limit);
+    process.stdout.write(
+      limit
+        ? `customer ${values.customer}: ${limit.per_minute} requests a minute, bursts of ${limit.burst}\n`
+        : `customer ${values.customer}: its plan's rate limit\n`,
+    );
+  } catch (err) {
+    if (err instanceof WrongExpectedRevisionError) throw new ConfigError(`no customer ${values.customer}`);
+    throw err;
+  } finally {
+    await store.close();
+  }
+}
+
 function parseRoles(raw: string | undefined): Role[] {
   if (!raw) return [...ALL_ROLES];
   const roles = raw.split(',').map((r) => r.trim());
@@ -203,6 +237,7 @@ function parseRoles(raw: string | undefined): Role[] {
 const USAGE = `usage:
   fleet [start] [--roles gateway,projections,api]
   fleet customer create --name NAME --plan free|pro|enterprise [--speed-limit-kmh N] [--json]
+  fleet customer set-rate-limit --customer ID (--per-minute N --burst N | --plan-default)
 `;
 
 export async function cli(argv: string[]): Promise<void> {
@@ -211,6 +246,7 @@ export async function cli(argv: string[]): Promise<void> {
     return commandStart(command === 'start' ? argv.slice(1) : argv);
   }
   if (command === 'customer' && sub === 'create') return commandCustomerCreate(rest);
+  if (command === 'customer' && sub === 'set-rate-limit') return commandCustomerSetRateLimit(rest);
   process.stderr.write(USAGE);
   process.exitCode = 2;
 }

@@ -47,7 +47,8 @@ export interface RateLimit {
 
 export interface ApiSettings {
   /** Per-plan defaults (api/plugins/rate-limit.ts) and per-tenant overrides (enterprise agreements). */
-  rateLimits: { plans?: Partial<Record<Plan, RateLimit>>; tenants?: Record<string, RateLimit> };
+  /** Limits per plan, where they differ from SPEC §8 (a customer's own agreement is an event: CustomerRateLimitSet). */
+  rateLimits: { plans?: Partial<Record<Plan, RateLimit>> };
   /** How often API key `last_used_at` values are flushed to the store. */
   keyUsageFlushMs: number;
   /** Interval of SSE keep-alive comments on /v1/stream. */

@@ -33,6 +33,9 @@ export interface OAuthTokenRecord {
   expires_at: number;
   revoked_at: number | null;
   plan: Plan;
+  /** The customer's agreed rate limit (CustomerRateLimitSet); null: its plan's. */
+  rate_per_minute: number | null;
+  rate_burst: number | null;
 }
 
 type WithJsonScopes<T> = Omit<T, 'scopes'> & { scopes: string };
@@ -58,9 +61,11 @@ export class CredentialQueries {
       // A token dies with its client even if the projection has not marked it yet.
       token: db.prepare(
         `SELECT t.token_sha256, t.client_id, t.customer_id, t.scopes, t.expires_at,
-                coalesce(t.revoked_at, c.deleted_at) AS revoked_at, cu.plan
+                coalesce(t.revoked_at, c.deleted_at) AS revoked_at, cu.plan,
+                r.per_minute AS rate_per_minute, r.burst AS rate_burst
          FROM oauth_tokens t JOIN oauth_clients c ON c.client_id = t.client_id
          JOIN customers cu ON cu.customer_id = t.customer_id
+         LEFT JOIN customer_rate_limits r ON r.customer_id = t.customer_id
          WHERE t.token_sha256 = ?`,
       ),
     };

@@ -15,6 +15,9 @@ export interface ApiKeyRow {
   secret_sha256: string;
   revoked_at: number | null;
   plan: Plan;
+  /** The customer's agreed rate limit (CustomerRateLimitSet); null: its plan's. */
+  rate_per_minute: number | null;
+  rate_burst: number | null;
 }
 
 export interface DeviceWithPosition extends DeviceRow {
@@ -29,7 +32,10 @@ export class ReadModels {
   constructor(readonly db: Database.Database) {
     this.q = {
       keyByHash: db.prepare(
-        `SELECT k.*, c.plan FROM api_keys k JOIN customers c ON c.customer_id = k.customer_id WHERE k.secret_sha256 = ?`,
+        `SELECT k.*, c.plan, r.per_minute AS rate_per_minute, r.burst AS rate_burst
+         FROM api_keys k JOIN customers c ON c.customer_id = k.customer_id
+         LEFT JOIN customer_rate_limits r ON r.customer_id = k.customer_id
+         WHERE k.secret_sha256 = ?`,
       ),
       device: db.prepare(
         `SELECT d.*, dr.name AS driver_name FROM devices d

@@ -45,6 +45,15 @@ export interface CustomerCreated {
   };
 }
 
+/**
+ * An agreed request rate for one customer (Enterprise plans are "by
+ * agreement"); both null returns the customer to its plan's limits.
+ */
+export interface CustomerRateLimitSet {
+  type: 'CustomerRateLimitSet';
+  data: { customer_id: string; per_minute: number | null; burst: number | null; set_at: number };
+}
+
 export interface ApiKeyCreated {
   type: 'ApiKeyCreated';
   data: {
@@ -281,6 +290,7 @@ export interface UnknownDeviceSeen {
 
 export type DomainEvent =
   | CustomerCreated
+  | CustomerRateLimitSet
   | ApiKeyCreated
   | ApiKeyRevoked
   | ApiKeysUsed

@@ -45,6 +45,36 @@ export async function createCustomer(
   return { customer_id: customerId, api_key: key.secret, key_id: key.keyId, position: result.position };
 }
 
+/** Request rates are whole requests: at least 1 a minute and a burst of at least 1. */
+export function isValidRateLimit(limit: { per_minute: number; burst: number }): boolean {
+  return Number.isSafeInteger(limit.per_minute) && limit.per_minute >= 1 && Number.isSafeInteger(limit.burst) && limit.burst >= 1;
+}
+
+/**
+ * Sets a customer's agreed rate limit, or (null) returns it to its plan's.
+ * The customer must exist: the tenant stream is appended to only if it does.
+ */
+export async function setCustomerRateLimit(
+  store: EventStore,
+  clock: Clock,
+  customerId: string,
+  limit: { per_minute: number; burst: number } | null,
+): Promise<LogPosition> {
+  if (limit && !isValidRateLimit(limit)) throw new RangeError('per_minute and burst must be whole numbers of at least 1');
+  const result = await store.appendToStream(
+    streams.tenant(customerId),
+    [
+      {
+        id: randomUuid(),
+        type: 'CustomerRateLimitSet',
+        data: { customer_id: customerId, per_minute: limit?.per_minute ?? null, burst: limit?.burst ?? null, set_at: clock.now() },
+      },
+    ],
+    { expectedRevision: 'stream_exists' },
+  );
+  return result.position;
+}
+
 export async function newApiKeyEvent(customerId: string, name: string, scopes: Scope[], now: number) {
   const secret = generateSecret(API_KEY_PREFIX);
   const keyId = newId('key', now);

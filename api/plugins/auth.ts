@@ -14,7 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import type { Clock } from '../../core/clock.js';
 import { API_KEY_PREFIX, OAUTH_TOKEN_PREFIX, hashesEqual, sha256Hex } from '../../core/credentials.js';
 import type { Plan, Scope } from '../../core/events.js';
-import type { ProjectionsView } from '../context.js';
+import type { ProjectionsView, RateLimit } from '../context.js';
 import { CredentialCache } from '../credential-cache.js';
 import type { CredentialQueries, OAuthTokenRecord } from '../credential-queries.js';
 import type { KeyUsageRecorder } from '../key-usage.js';
@@ -27,6 +27,8 @@ export interface AuthContext {
   credential: { kind: 'api_key' | 'oauth_token'; id: string };
   scopes: Scope[];
   plan: Plan;
+  /** The customer's agreed rate limit; null: its plan's. */
+  rateLimit: RateLimit | null;
   /** When the credential stops working (an OAuth token's expiry); null for API keys, which live until revoked. */
   expiresAt: number | null;
 }
@@ -92,6 +94,10 @@ function lookup<T>(
   return catchUp().then(() => toContext(find()));
 }
 
+function agreedRateLimit(row: { rate_per_minute: number | null; rate_burst: number | null }): RateLimit | null {
+  return row.rate_per_minute === null || row.rate_burst === null ? null : { perMinute: row.rate_per_minute, burst: row.rate_burst };
+}
+
 function authenticateApiKey(secret: string, deps: AuthDeps, caches: Caches): AuthContext | Promise<AuthContext> {
   const hash = sha256Hex(secret);
   return lookup(
@@ -106,6 +112,7 @@ function authenticateApiKey(secret: string, deps: AuthDeps, caches: Caches): Aut
         credential: { kind: 'api_key', id: key.key_id },
         scopes: key.scopes,
         plan: key.plan,
+        rateLimit: agreedRateLimit(key),
         expiresAt: null,
       };
     },
@@ -126,6 +133,7 @@ function authenticateOAuthToken(secret: string, deps: AuthDeps, caches: Caches):
         credential: { kind: 'oauth_token', id: token.client_id },
         scopes: token.scopes,
         plan: token.plan,
+        rateLimit: agreedRateLimit(token),
         expiresAt: token.expires_at,
       };
     },

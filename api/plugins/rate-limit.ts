@@ -15,16 +15,19 @@ import type { ApiSettings, RateLimit } from '../context.js';
 import { ApiError } from '../problem.js';
 import { fullBucket, take, type BucketState } from '../token-bucket.js';
 
-/** SPEC §8 for free and pro; enterprise is "by agreement": a generous default, overridden per tenant in settings. */
+/** SPEC §8 for free and pro; enterprise is "by agreement": a generous default until the customer's agreement is set (CustomerRateLimitSet). */
 export const PLAN_RATE_LIMITS: Record<Plan, RateLimit> = {
   free: { perMinute: 60, burst: 120 },
   pro: { perMinute: 600, burst: 1200 },
   enterprise: { perMinute: 60_000, burst: 120_000 },
 };
 
-export function limitFor(settings: ApiSettings['rateLimits'], customerId: string, plan: Plan): RateLimit {
-  return settings.tenants?.[customerId] ?? settings.plans?.[plan] ?? PLAN_RATE_LIMITS[plan];
+/** The customer's agreed limit, else its plan's (as configured, else SPEC §8's). */
+export function limitFor(settings: ApiSettings['rateLimits'], plan: Plan, agreed: RateLimit | null): RateLimit {
+  return agreed ?? settings.plans?.[plan] ?? PLAN_RATE_LIMITS[plan];
 }
+
+const sameLimit = (a: RateLimit, b: RateLimit) => a.perMinute === b.perMinute && a.burst === b.burst;
 
 /**
  * The draft's quota policy is "q units per w seconds". For a bucket that is
@@ -48,10 +51,10 @@ interface TenantBudget {
 /** The hook that takes a token from the tenant's bucket (after authentication), or refuses with 429. */
 export function rateLimitHook(clock: Clock, settings: ApiSettings['rateLimits']): onRequestHookHandler {
   const budgets = new Map<string, TenantBudget>();
-  const budgetOf = (customerId: string, plan: Plan, now: number): TenantBudget => {
-    const limit = limitFor(settings, customerId, plan);
+  const budgetOf = (customerId: string, plan: Plan, agreed: RateLimit | null, now: number): TenantBudget => {
+    const limit = limitFor(settings, plan, agreed);
     const known = budgets.get(customerId);
-    if (known && known.plan === plan && known.limit === limit) return known;
+    if (known && known.plan === plan && sameLimit(known.limit, limit)) return known;
     // First request, or the plan or the tenant's limit changed: the bucket carries over
     // (take() caps it at the new burst), the rest is worked out again.
     const limits = { capacity: limit.burst, perMinute: limit.perMinute };
@@ -71,7 +74,7 @@ export function rateLimitHook(clock: Clock, settings: ApiSettings['rateLimits'])
     const auth = request.auth;
     if (!auth) return done();
     const now = clock.now();
-    const budget = budgetOf(auth.customerId, auth.plan, now);
+    const budget = budgetOf(auth.customerId, auth.plan, auth.rateLimit, now);
     const result = take(budget.bucket, budget.limits, now);
     reply.headers({
       'ratelimit-policy': budget.policy,

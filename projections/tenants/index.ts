@@ -16,6 +16,8 @@ export const tenantsProjection: Projection = {
       CREATE TABLE IF NOT EXISTS customers (
         customer_id TEXT PRIMARY KEY, name TEXT NOT NULL, plan TEXT NOT NULL, speed_limit_kmh REAL,
         created_at INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS customer_rate_limits (
+        customer_id TEXT PRIMARY KEY, per_minute INTEGER NOT NULL, burst INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS api_keys (
         key_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, name TEXT NOT NULL, scopes TEXT NOT NULL,
         secret_sha256 TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, revoked_at INTEGER);
@@ -34,6 +36,11 @@ export const tenantsProjection: Projection = {
     const insertCustomer = db.prepare(
       'INSERT OR REPLACE INTO customers (customer_id, name, plan, speed_limit_kmh, created_at) VALUES (?, ?, ?, ?, ?)',
     );
+    const setRateLimit = db.prepare(
+      `INSERT INTO customer_rate_limits (customer_id, per_minute, burst) VALUES (?, ?, ?)
+       ON CONFLICT(customer_id) DO UPDATE SET per_minute = excluded.per_minute, burst = excluded.burst`,
+    );
+    const clearRateLimit = db.prepare('DELETE FROM customer_rate_limits WHERE customer_id = ?');
     const insertKey = db.prepare(
       `INSERT OR REPLACE INTO api_keys (key_id, customer_id, name, scopes, secret_sha256, created_at, revoked_at)
        VALUES (?, ?, ?, ?, ?, ?, NULL)`,
@@ -61,6 +68,10 @@ export const tenantsProjection: Projection = {
       switch (e.type) {
         case 'CustomerCreated':
           insertCustomer.run(e.data.customer_id, e.data.name, e.data.plan, e.data.speed_limit_kmh ?? null, e.data.created_at);
+          return;
+        case 'CustomerRateLimitSet':
+          if (e.data.per_minute === null || e.data.burst === null) clearRateLimit.run(e.data.customer_id);
+          else setRateLimit.run(e.data.customer_id, e.data.per_minute, e.data.burst);
           return;
         case 'ApiKeyCreated':
           insertKey.run(

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RateLimit } from '../../api/context.js';
+import { WrongExpectedRevisionError } from '../../core/event-store/port.js';
+import { setCustomerRateLimit } from '../../core/tenants.js';
 import type { HarnessOptions } from '../support/api-harness.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
@@ -137,15 +138,38 @@ describe('token bucket', () => {
     expect(other.headers['x-ratelimit-remaining']).toBe('119');
   });
 
-  it('enterprise: a generous default, and limits set per tenant', async () => {
-    // Looked up on every request, so an agreement can be entered for a tenant that already exists.
-    const tenants: Record<string, RateLimit> = {};
-    await start({ settings: { rateLimits: { tenants } } });
+  it('enterprise: a generous default until the agreement is set for the customer, then its limit; cleared, the default again', async () => {
+    await start();
     const big = await h.newCustomer('Big', 'enterprise');
     const other = await h.newCustomer('Other', 'enterprise');
+    const agree = async (limit: { per_minute: number; burst: number } | null) => {
+      await h.runner.waitFor(await setCustomerRateLimit(h.store, h.clock, big.customerId, limit));
+    };
+    // An OAuth client of the customer, for later.
+    const client = await h.app.inject({ method: 'POST', url: '/v1/oauth/clients', headers: auth(big.apiKey), payload: { name: 'Integrator', scopes: ['devices:read'] } });
+    expect(client.statusCode, client.body).toBe(201);
+    const { client_id, client_secret } = client.json() as { client_id: string; client_secret: string };
+    const token = await h.app.inject({ method: 'POST', url: '/v1/oauth/token', payload: { grant_type: 'client_credentials', client_id, client_secret } });
+    expect(token.statusCode, token.body).toBe(200);
     expect((await list(big.apiKey)).headers['ratelimit-policy']).toBe('"enterprise";q=120000;w=120');
-    tenants[big.customerId] = { perMinute: 60, burst: 2 };
-    expect(await burst(big.apiKey, 3)).toEqual([200, 200, 429]);
-    expect((await list(other.apiKey)).statusCode).toBe(200);
+    // Entered for a tenant that already exists and has already been served: the next request follows it.
+    await agree({ per_minute: 60, burst: 2 });
+    const limited = await list(big.apiKey);
+    expect(limited.headers['ratelimit-policy']).toBe('"enterprise";q=2;w=2');
+    expect([limited.statusCode, ...(await burst(big.apiKey, 2))]).toEqual([200, 200, 429]);
+    expect((await list(other.apiKey)).headers['ratelimit-policy']).toBe('"enterprise";q=120000;w=120');
+    // The OAuth token goes by the same agreement.
+    await agree({ per_minute: 600, burst: 3 });
+    expect((await list(token.json().access_token as string)).headers['ratelimit-policy']).toBe('"enterprise";q=3;w=1');
+    await agree(null);
+    expect((await list(big.apiKey)).headers['ratelimit-policy']).toBe('"enterprise";q=120000;w=120');
+  });
+
+  it('refuses an agreement for a customer that does not exist, or one that is not whole requests', async () => {
+    await start();
+    const { customerId } = await h.newCustomer('Real', 'enterprise');
+    await expect(setCustomerRateLimit(h.store, h.clock, 'cus_01jbz3k8x6m2q9w4e7r5t1y0ha', { per_minute: 60, burst: 10 })).rejects.toThrow(WrongExpectedRevisionError);
+    await expect(setCustomerRateLimit(h.store, h.clock, customerId, { per_minute: 0, burst: 10 })).rejects.toThrow(RangeError);
+    await expect(setCustomerRateLimit(h.store, h.clock, customerId, { per_minute: 60, burst: 1.5 })).rejects.toThrow(RangeError);
   });
 });
