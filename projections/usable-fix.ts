@@ -22,6 +22,11 @@ export function isFutureDated(deviceTime: number, receivedAt: number): boolean {
   return deviceTime - receivedAt > MAX_AHEAD_OF_RECEIPT_MS;
 }
 
+/** When a device report happened: its own time, or the receipt time when its clock is plainly wrong (an alarm is never dropped for it). */
+export function believableTime(deviceTime: number, receivedAt: number): number {
+  return isFutureDated(deviceTime, receivedAt) ? receivedAt : deviceTime;
+}
+
 type FixData = Pick<PositionRecorded['data'], 'valid' | 'lat' | 'lng' | 'fix_time' | 'received_at'>;
 
 /** A valid fix with a real location and a believable time: the only kind that counts as the device's newest. */

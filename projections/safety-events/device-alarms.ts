@@ -4,6 +4,7 @@
  */
 import type { AlarmReported } from '../../core/events.js';
 import type { RaisedKind } from '../device-events.js';
+import { believableTime } from '../usable-fix.js';
 import { fixPosition, round1, type Detection } from './motion.js';
 import type { DetectorState } from './state.js';
 import { THRESHOLDS as T } from './thresholds.js';
@@ -47,7 +48,7 @@ export function mediaCount(details: Alarm['details']): number {
   return Number.isNaN(n) ? 0 : n;
 }
 
-function kindFields(d: Alarm, state: DetectorState, limitKmh: number | null): Record<string, number | string | null> {
+function kindFields(d: Alarm, at: number, state: DetectorState, limitKmh: number | null): Record<string, number | string | null> {
   const kind: RaisedKind = d.kind;
   switch (kind) {
     case 'event.harsh_brake':
@@ -60,7 +61,7 @@ function kindFields(d: Alarm, state: DetectorState, limitKmh: number | null): Re
       return { limit_kmh: limitKmh, delta_kmh: speed !== null && limitKmh !== null ? round1(speed - limitKmh) : null };
     }
     case 'event.ignition_off':
-      return tripFields(state.trip, d.occurred_at);
+      return tripFields(state.trip, at);
     case 'alarm.dsm.fatigue':
     case 'alarm.dsm.phone':
     case 'alarm.adas.collision':
@@ -73,29 +74,35 @@ function kindFields(d: Alarm, state: DetectorState, limitKmh: number | null): Re
 }
 
 /** Where it happened: the alarm's own location, else the last fix when recent enough. */
-function alarmPosition(d: Alarm, state: DetectorState): { position: Detection['position']; source: string | null } {
-  if (d.position) return { position: { ...d.position, timestamp: d.occurred_at }, source: 'alarm' };
+function alarmPosition(d: Alarm, at: number, state: DetectorState): { position: Detection['position']; source: string | null } {
+  if (d.position) return { position: { ...d.position, timestamp: at }, source: 'alarm' };
   const f = state.last_fix;
-  if (f && f.t <= d.occurred_at && d.occurred_at - f.t <= T.alarmPositionMaxAgeMs) return { position: fixPosition(f), source: 'last_fix' };
+  if (f && f.t <= at && at - f.t <= T.alarmPositionMaxAgeMs) return { position: fixPosition(f), source: 'last_fix' };
   return { position: null, source: null };
 }
 
-/** The entry for a device alarm (`state` as before the alarm, for the trip and the last fix). */
+/**
+ * The entry for a device alarm (`state` as before the alarm, for the trip and
+ * the last fix). An alarm from a device whose clock is far ahead is dated when
+ * it was received; its own time stays in `context.device_time`.
+ */
 export function deviceAlarmDetection(eventId: string, d: Alarm, state: DetectorState, limitKmh: number | null): Detection {
-  const { position, source } = alarmPosition(d, state);
+  const at = believableTime(d.occurred_at, d.received_at);
+  const { position, source } = alarmPosition(d, at, state);
   return {
     kind: d.kind,
-    from: d.occurred_at,
-    to: d.occurred_at,
+    from: at,
+    to: at,
     cause: `alarm:${eventId}`,
-    occurredAt: d.occurred_at,
+    occurredAt: at,
     position,
-    fields: kindFields(d, state, limitKmh),
+    fields: kindFields(d, at, state, limitKmh),
     context: {
       rule: 'device_alarm',
       protocol: d.protocol,
       alarm_event_id: eventId,
       received_at: new Date(d.received_at).toISOString(),
+      ...(at !== d.occurred_at ? { device_time: new Date(d.occurred_at).toISOString(), time_source: 'received_at' } : {}),
       device_level: d.level,
       position_source: source,
       raw: d.details,

@@ -81,6 +81,30 @@ describe('a fix dated in the future', () => {
     expect(db.prepare('SELECT day FROM driver_days WHERE driver_id = ?').pluck().all('drv_1')).toEqual(['2026-11-20']);
   });
 
+  it('an alarm from a clock years ahead is still raised, dated when it was received, its own time kept in the context', () => {
+    const { db, raised, send } = fleet();
+    send(real(0, 56.975, 60));
+    send({
+      type: 'AlarmReported',
+      data: {
+        device_id: 'dev_1', customer_id: 'cus_1', protocol: 'gt06', kind: 'event.sos', occurred_at: YEAR_2030, received_at: T0 + 30 * S,
+        level: null, position: { lat: 56.97, lng: 24.1, speed_kmh: 40, heading_deg: 180 }, details: {},
+      },
+    });
+    expect(raised).toHaveLength(1);
+    expect(raised[0]).toMatchObject({
+      kind: 'event.sos',
+      occurred_at: T0 + 30 * S,
+      position: { lat: 56.97, lng: 24.1, timestamp: T0 + 30 * S },
+      context: { device_time: new Date(YEAR_2030).toISOString(), time_source: 'received_at' },
+    });
+    // Counted on the day it was received, not in 2030.
+    send({ type: 'DeviceEventRaised', data: raised[0]! });
+    expect(db.prepare('SELECT day, kind, count FROM driver_day_events WHERE driver_id = ?').all('drv_1')).toEqual([
+      { day: '2026-11-20', kind: 'event.sos', count: 1 },
+    ]);
+  });
+
   it('is judged against its own receipt time, with a tolerance for clocks that disagree a little', () => {
     const at = (ahead: number) => (fix(T0 + ahead, T0, 56.95, 50) as PositionRecorded).data;
     expect(isUsableFix(at(0))).toBe(true);
