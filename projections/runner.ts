@@ -38,6 +38,8 @@ export class ProjectionRunner {
   private subscription: Subscription | null = null;
   private buffer: RecordedEvent[] = [];
   private flushScheduled = false;
+  /** The catch-up in progress (or the last one, settled); the next one starts after it. */
+  private catchingUp: Promise<void> = Promise.resolve();
   private waiters: Array<{ position: LogPosition; resolve: () => void }> = [];
   private running: Promise<void> | null = null;
   private readonly saveCheckpoint: Database.Statement;
@@ -124,8 +126,18 @@ export class ProjectionRunner {
     })();
   }
 
-  /** Applies everything the store holds now (also used on an auth miss right after a key was created). */
-  async catchUp(): Promise<void> {
+  /**
+   * Applies everything the store holds now (also used on an auth miss right
+   * after a key was created). Calls run one after another: two reads from the
+   * same checkpoint would otherwise both apply what they read.
+   */
+  catchUp(): Promise<void> {
+    const run = this.catchingUp.then(() => this.catchUpNow());
+    this.catchingUp = run.catch(() => undefined);
+    return run;
+  }
+
+  private async catchUpNow(): Promise<void> {
     for (;;) {
       const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: BATCH });
       if (batch.length === 0) return;
@@ -147,12 +159,15 @@ export class ProjectionRunner {
 
   private flush(): void {
     this.flushScheduled = false;
-    const batch = this.buffer.filter((e) => !this.checkpoint || comparePositions(e.position, this.checkpoint) > 0);
+    const batch = this.buffer;
     this.buffer = [];
-    if (batch.length > 0) this.apply(batch);
+    this.apply(batch);
   }
 
-  private apply(batch: RecordedEvent[]): void {
+  private apply(events: RecordedEvent[]): void {
+    // The subscription and a catch-up may both deliver an event: what the checkpoint already covers is skipped.
+    const batch = this.checkpoint ? events.filter((e) => comparePositions(e.position, this.checkpoint!) > 0) : events;
+    if (batch.length === 0) return;
     this.applyBatch(batch);
     this.checkpoint = batch[batch.length - 1]!.position;
     void this.flushOutbox();

@@ -1,0 +1,68 @@
+/**
+ * The projection runner applies every event exactly once, also when several
+ * catch-ups run at the same time (an API node catches up on every credential
+ * it does not know yet, and requests arrive together) and the store answers
+ * reads asynchronously, as EventStoreDB does.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { EventStore } from '../../core/event-store/port.js';
+import { SqliteEventStore } from '../../core/event-store/sqlite.js';
+import { randomUuid } from '../../core/ids.js';
+import { silentLogger } from '../../core/logger.js';
+import type { Projection } from '../../projections/projection.js';
+import { ProjectionRunner, openReadModelDb } from '../../projections/runner.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'fleet-runner-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Writes a row per event it is given: a second application of an event shows as a second row. */
+const applications: Projection = {
+  name: 'applications',
+  migrate: (db) => db.exec('CREATE TABLE IF NOT EXISTS applied (event_id TEXT NOT NULL)'),
+  prepare(db) {
+    const insert = db.prepare('INSERT INTO applied (event_id) VALUES (?)');
+    return (e) => void insert.run(e.id);
+  },
+};
+
+/** The store, with reads that answer a few milliseconds later. */
+function withSlowReads(store: SqliteEventStore): EventStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop !== 'readAll') return Reflect.get(target, prop, receiver) as unknown;
+      return async (...args: Parameters<EventStore['readAll']>) => {
+        const events = await target.readAll(...args);
+        await new Promise((r) => setTimeout(r, 5));
+        return events;
+      };
+    },
+  });
+}
+
+describe('projection runner', () => {
+  it('applies each event once when catch-ups overlap while events are being appended', async () => {
+    const store = new SqliteEventStore(join(dir, 'events.sqlite'), { synchronous: 'OFF' });
+    const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
+    const runner = new ProjectionRunner(withSlowReads(store), db, [applications], silentLogger);
+    const appended: string[] = [];
+    const append = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const id = randomUuid();
+        appended.push(id);
+        await store.appendToStream(`telemetry-dev_${i % 3}`, [{ id, type: 'StatusReported', data: {} as never }]);
+      }
+    };
+    await append(10);
+    await Promise.all([runner.catchUp(), runner.catchUp(), append(5).then(() => Promise.all([runner.catchUp(), runner.catchUp()])), runner.catchUp()]);
+    await runner.catchUp();
+    const applied = db.prepare('SELECT event_id FROM applied').pluck().all() as string[];
+    expect(applied.length).toBe(appended.length);
+    expect(new Set(applied)).toEqual(new Set(appended));
+    await runner.stop();
+    await store.close();
+    db.close();
+  });
+});
