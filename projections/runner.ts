@@ -40,6 +40,8 @@ export class ProjectionRunner {
   private flushScheduled = false;
   /** The catch-up in progress (or the last one, settled); the next one starts after it. */
   private catchingUp: Promise<void> = Promise.resolve();
+  /** A catch-up queued behind the one in progress and not started yet. */
+  private nextCatchUp: Promise<void> | null = null;
   private waiters: Array<{ position: LogPosition; resolve: () => void }> = [];
   private running: Promise<void> | null = null;
   private readonly saveCheckpoint: Database.Statement;
@@ -129,10 +131,17 @@ export class ProjectionRunner {
   /**
    * Applies everything the store holds now (also used on an auth miss right
    * after a key was created). Calls run one after another: two reads from the
-   * same checkpoint would otherwise both apply what they read.
+   * same checkpoint would otherwise both apply what they read. Callers that
+   * arrive while one waits to start share it (it reads all they need), so a
+   * burst of unknown credentials costs one catch-up, not one each.
    */
   catchUp(): Promise<void> {
-    const run = this.catchingUp.then(() => this.catchUpNow());
+    if (this.nextCatchUp) return this.nextCatchUp;
+    const run = this.catchingUp.then(() => {
+      this.nextCatchUp = null;
+      return this.catchUpNow();
+    });
+    this.nextCatchUp = run;
     this.catchingUp = run.catch(() => undefined);
     return run;
   }

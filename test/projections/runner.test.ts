@@ -28,12 +28,13 @@ const applications: Projection = {
   },
 };
 
-/** The store, with reads that answer a few milliseconds later. */
-function withSlowReads(store: SqliteEventStore): EventStore {
+/** The store, with reads that answer a few milliseconds later, counted. */
+function withSlowReads(store: SqliteEventStore, reads = { count: 0 }): EventStore {
   return new Proxy(store, {
     get(target, prop, receiver) {
       if (prop !== 'readAll') return Reflect.get(target, prop, receiver) as unknown;
       return async (...args: Parameters<EventStore['readAll']>) => {
+        reads.count++;
         const events = await target.readAll(...args);
         await new Promise((r) => setTimeout(r, 5));
         return events;
@@ -61,6 +62,26 @@ describe('projection runner', () => {
     const applied = db.prepare('SELECT event_id FROM applied').pluck().all() as string[];
     expect(applied.length).toBe(appended.length);
     expect(new Set(applied)).toEqual(new Set(appended));
+    await runner.stop();
+    await store.close();
+    db.close();
+  });
+
+  it('serves a burst of catch-ups with a few reads, every caller seeing what was appended before it asked', async () => {
+    const store = new SqliteEventStore(join(dir, 'burst.sqlite'), { synchronous: 'OFF' });
+    const db = openReadModelDb(join(dir, 'burst-readmodels.sqlite'));
+    const reads = { count: 0 };
+    const runner = new ProjectionRunner(withSlowReads(store, reads), db, [applications], silentLogger);
+    const applied = db.prepare('SELECT count(*) FROM applied').pluck();
+    const callers: Array<Promise<void>> = [];
+    for (let i = 0; i < 50; i++) {
+      await store.appendToStream('tenant-cus_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
+      const seen = i + 1;
+      callers.push(runner.catchUp().then(() => expect(applied.get()).toBeGreaterThanOrEqual(seen)));
+    }
+    await Promise.all(callers);
+    expect(applied.get()).toBe(50);
+    expect(reads.count).toBeLessThanOrEqual(6);
     await runner.stop();
     await store.close();
     db.close();
