@@ -121,7 +121,12 @@ describe('GET /v1/stream', () => {
     const seen = await first.next();
     first.close();
 
+    // Another customer's fix and event in between: the replay must skip them as the live stream does.
+    const other = await h.newCustomer('Other');
+    const otherDevice = await registerDevice(other.apiKey, imeiFrom('86123456789012'), 'Not yours');
     await recordPosition(customerId, deviceId, 2);
+    await recordPosition(other.customerId, otherDevice, 10);
+    await raiseEvent(other.customerId, otherDevice);
     await raiseEvent(customerId, deviceId);
     const third = await recordPosition(customerId, deviceId, 3);
     await h.runner.waitFor(third);

@@ -86,6 +86,9 @@ describe('tenant isolation', () => {
     });
     expect(link.statusCode).toBe(400);
     expect(link.json().errors[0].pointer).toBe('/body/driver_id');
+    const own = await h.app.inject({ method: 'POST', url: '/v1/devices', headers: asB, payload: { imei: imeiFrom('35693803564330'), model: 'FMB920' } });
+    expect(own.statusCode).toBe(201);
+    const bDevice = own.json().id as string;
 
     const alphaIds = [device.id, driver.id, geofence.id, key.id, client.client_id, eventId];
     for (const url of ['/v1/devices', '/v1/positions/latest', '/v1/events', '/v1/feed', '/v1/geofences', '/v1/drivers', '/v1/api-keys', '/v1/oauth/clients']) {
@@ -93,6 +96,22 @@ describe('tenant isolation', () => {
       expect(res.statusCode, url).toBe(200);
       for (const id of alphaIds) expect(res.body, `${url} shows ${id}`).not.toContain(id);
     }
+    // Naming the first customer's ids in filters finds nothing either (or is refused), never its rows.
+    const filtered = [
+      `/v1/positions/latest?device_id=${device.id}`,
+      `/v1/events?device_id=${device.id}`,
+      `/v1/events?driver_id=${driver.id}`,
+    ];
+    for (const url of filtered) {
+      const res = await h.app.inject({ method: 'GET', url, headers: asB });
+      if (res.statusCode === 200) expect(res.json().data, url).toEqual([]);
+      else expect(res.statusCode, url).toBe(400);
+      for (const id of alphaIds) expect(res.body, `${url} shows ${id}`).not.toContain(id);
+    }
+    const relink = await h.app.inject({ method: 'PATCH', url: `/v1/devices/${bDevice}`, headers: asB, payload: { driver_id: driver.id } });
+    expect(relink.statusCode).toBe(400);
+    expect(relink.json().errors[0].pointer).toBe('/body/driver_id');
+
     // And everything is still there for its owner.
     expect((await h.app.inject({ method: 'GET', url: `/v1/geofences/${geofence.id}`, headers: asA })).statusCode).toBe(200);
     expect((await h.app.inject({ method: 'GET', url: `/v1/devices/${device.id}`, headers: asA })).json().name).toBe('Alpha 1');
