@@ -7,7 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { ProtocolName } from '../../gateway/protocol.js';
-import { runSimulation } from './run.js';
+import { liveStartTime, runSimulation } from './run.js';
 
 const DEFAULT_PORTS: Record<ProtocolName, number> = { teltonika: 5027, gt06: 5023, jt808: 5015 };
 
@@ -35,14 +35,15 @@ async function main(): Promise<void> {
       (apiKey ? `, registering through ${values['api-url']}` : ' (devices must already be registered)') +
       '\n',
   );
+  const timing = { intervalMs: Number(values['interval-ms']), durationS: Number(values.duration), pointsPerFrame: Number(values['points-per-frame']) };
   const summary = await runSimulation({
     protocol,
     host: values.host!,
     port,
     devices: Number(values.devices),
-    intervalMs: Number(values['interval-ms']),
-    durationS: Number(values.duration),
-    pointsPerFrame: Number(values['points-per-frame']),
+    ...timing,
+    // Fixes of today, as a real fleet's, ending about now.
+    startTime: liveStartTime(Date.now(), timing),
     ...(values.seed !== undefined ? { seed: Number(values.seed) } : {}),
     ...(apiKey ? { api: { url: values['api-url']!, apiKey } } : {}),
     onProgress: (p) =>

@@ -30,6 +30,8 @@ export interface SimulationOptions {
   pointsPerFrame?: number;
   /** Distinguishes fleets so several runs do not share IMEIs. */
   seed?: number;
+  /** Fix time of every device's first point; by default a fixed day per seed, so tests and benches repeat exactly. */
+  startTime?: number;
   ackTimeoutMs?: number;
   /** Registers each device through the REST API first. */
   api?: { url: string; apiKey: string };
@@ -58,6 +60,18 @@ export interface SimulationSummary extends SimulationProgress {
   devices: SimulatedDeviceInfo[];
   pointsPerSecond: number;
   ackLatencyMs: { p50: number; p99: number; max: number };
+}
+
+/**
+ * A start time for a fleet that should look live: each point is one simulated
+ * second, so a fleet sending faster than one point a second runs ahead of the
+ * clock. It starts that far in the past, and its last fixes land at about
+ * `now`, never in the future (where the platform would not believe them).
+ */
+export function liveStartTime(now: number, o: { intervalMs: number; pointsPerFrame: number; durationS: number }): number {
+  const simulatedPerReal = o.intervalMs > 0 ? (1000 * o.pointsPerFrame) / o.intervalMs : Infinity;
+  const aheadS = simulatedPerReal <= 1 ? 0 : Number.isFinite(simulatedPerReal) ? o.durationS * (simulatedPerReal - 1) : 86_400;
+  return Math.floor(now / 1000) * 1000 - Math.ceil(aheadS) * 1000;
 }
 
 /** Default fleets differ per protocol, so simulators of the three protocols run side by side never share an IMEI. */
@@ -111,7 +125,7 @@ export async function runSimulation(o: SimulationOptions): Promise<SimulationSum
   const latencies: number[] = [];
   const started = performance.now();
   const deadline = o.durationS !== undefined ? started + o.durationS * 1000 : Infinity;
-  const startTime = Date.UTC(2026, 0, 1) + seed * 86_400_000;
+  const startTime = o.startTime ?? Date.UTC(2026, 0, 1) + seed * 86_400_000;
   const devices = infos.map(
     (info) =>
       new SimulatedDevice({
