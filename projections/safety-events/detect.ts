@@ -6,7 +6,7 @@
  */
 import type { AlarmReported, DeviceDisconnected, PositionRecorded, StatusReported } from '../../core/events.js';
 import { raiseDeviceEvent, type RaiseInput } from '../device-events.js';
-import { isFutureDated, isUsableFix } from '../usable-fix.js';
+import { believableTime, isUsableFix } from '../usable-fix.js';
 import type { DerivedEvent } from '../projection.js';
 import { continuesStateAlarm, deviceAlarmDetection, enterReport, isStateAlarm } from './device-alarms.js';
 import { admit, dropHeld, releaseHeld } from './hold.js';
@@ -35,10 +35,10 @@ export function detect(state: DetectorState, e: DetectorEvent, env: DetectorEnv)
       return onFix(state, e.id, e.data, env);
     case 'AlarmReported':
       return onAlarm(state, e.id, e.data, env);
-    case 'StatusReported':
-      // A status from a clock far ahead says nothing about when the device is now.
-      if (isFutureDated(e.data.at, e.data.received_at)) return release(state);
-      return release({ ...state, clock: Math.max(state.clock, e.data.at), reports: enterReport(state.reports, e.data.at) });
+    case 'StatusReported': {
+      const at = believableTime(e.data.at, e.data.received_at);
+      return release({ ...state, clock: Math.max(state.clock, at), reports: enterReport(state.reports, at) });
+    }
     case 'DeviceDisconnected':
       return onDisconnect(state, e.data, env);
   }
@@ -62,7 +62,8 @@ function release(state: DetectorState, all = false, first: DerivedEvent[] = []):
 }
 
 function onFix(state: DetectorState, id: string, d: PositionRecorded['data'], env: DetectorEnv): DetectResult {
-  const s: DetectorState = { ...state, reports: enterReport(state.reports, d.fix_time) };
+  // A record's fix and alarms share one report time: the believable one, so a clock far ahead still groups them.
+  const s: DetectorState = { ...state, reports: enterReport(state.reports, believableTime(d.fix_time, d.received_at)) };
   // Invalid or future-dated fixes (usable-fix.ts) and late ones (not newer than the last processed) detect nothing.
   if (!isUsableFix(d) || (state.last_fix && d.fix_time <= state.last_fix.t)) return release(s);
   s.clock = Math.max(state.clock, d.fix_time);
@@ -86,13 +87,10 @@ function onFix(state: DetectorState, id: string, d: PositionRecorded['data'], en
 
 function onAlarm(state: DetectorState, id: string, d: AlarmReported['data'], env: DetectorEnv): DetectResult {
   const kind = d.kind;
-  const at = d.occurred_at;
+  // From a clock far ahead, the alarm is taken as happening when received: that time, not the
+  // device's, moves the clock that releases held detections, the double-reporting times and the trip.
+  const at = believableTime(d.occurred_at, d.received_at);
   const ids = { customerId: d.customer_id, deviceId: d.device_id, driverId: env.driverId };
-  if (isFutureDated(at, d.received_at)) {
-    // Still the device's report, but its time must not become the device's "now": the clock that
-    // releases held detections, the double-reporting times and the trip would stay stuck years ahead.
-    return release(state, false, [raiseDeviceEvent(toInput(deviceAlarmDetection(id, d, state, env.limitKmh), ids, 'device'))]);
-  }
   let reports = state.reports;
   let repeated = false;
   if (isStateAlarm(d)) {
@@ -106,7 +104,8 @@ function onAlarm(state: DetectorState, id: string, d: AlarmReported['data'], env
   if (kind === 'event.ignition_off' && trip && trip.started_at <= at) trip = null;
   const s: DetectorState = {
     ...state,
-    overspeed_armed: state.overspeed_armed || kind === 'event.ignition_off',
+    // An ignition-off ends an overspeed, unless it is a late report from before the last fix.
+    overspeed_armed: state.overspeed_armed || (kind === 'event.ignition_off' && !(state.last_fix && at < state.last_fix.t)),
     clock: Math.max(state.clock, at),
     device_reported: { ...state.device_reported, [kind]: Math.max(state.device_reported[kind] ?? at, at) },
     reports,

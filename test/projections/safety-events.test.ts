@@ -158,6 +158,10 @@ describe('overspeed against the effective limit', () => {
     expect(onsets([fix(0, 150), alarm(30, 'event.ignition_off'), fix(60, 150), later(60)])).toEqual([0, 60_000]);
     expect(onsets([fix(0, 150), fix(30, 150), fix(60, 150), later(60)])).toEqual([0]);
   });
+
+  it('is not re-armed by a late ignition-off from before the last fix (blind-area back-fill)', () => {
+    expect(onsets([fix(0, 150), fix(30, 150), alarm(-3600, 'event.ignition_off'), fix(60, 150), later(60)])).toEqual([0]);
+  });
 });
 
 describe('late and invalid fixes', () => {
@@ -217,6 +221,17 @@ describe('device-reported alarms', () => {
     const record = (s: number, bit: boolean) => [fix(s, 95, jt), ...(bit ? [alarm(s, 'event.overspeed', jt)] : [])];
     const { raised } = run([...record(0, true), ...record(10, true), ...record(20, true), ...record(30, false), ...record(40, true)]);
     expect(raised.filter((r) => r.source === 'device').map((r) => r.occurred_at - T0)).toEqual([0, 40000]);
+  });
+
+  it('reports a held JT/T 808 alarm bit once also from a clock years ahead (its reports grouped on their receipt time)', () => {
+    const ahead = 4 * 365 * 86_400_000;
+    const jt = (s: number) => ({ protocol: 'jt808', received_at: T0 + s * 1000 + 300 });
+    const record = (s: number) => [
+      fix(s, 95, { ...jt(s), fix_time: T0 + s * 1000 + ahead }),
+      alarm(s, 'alarm.dsm.fatigue', { ...jt(s), occurred_at: T0 + s * 1000 + ahead }),
+    ];
+    const { raised } = run([...record(0), ...record(10), ...record(20), ...record(30)]);
+    expect(raised.map((r) => [r.kind, r.occurred_at - T0])).toEqual([['alarm.dsm.fatigue', 300]]);
   });
 
   it('closes a trip on ignition off with its distance (odometer) and duration', () => {
