@@ -20,16 +20,34 @@ import type { DerivedEvent, EventHandler, Projection } from './projection.js';
 const BATCH = 1000;
 const CHECKPOINT = 'read-models';
 
+/**
+ * Bump when a projection derives something else from the same log (a new
+ * rule, a fixed bug): read models built by another version are dropped when
+ * opened and rebuilt from the log, so no row of the old logic survives.
+ * 2: future-dated fixes no longer count (projections/usable-fix.ts).
+ */
+export const READ_MODEL_VERSION = 2;
+
 export function openReadModelDb(path: string): Database.Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   // The log is the source of truth: a lost read-model commit is replayed from the checkpoint.
   db.pragma('synchronous = NORMAL');
+  if (db.pragma('user_version', { simple: true }) !== READ_MODEL_VERSION) dropEverything(db);
   db.exec(`
     CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, stream TEXT NOT NULL, event TEXT NOT NULL);`);
   return db;
+}
+
+/** Read models of another version: every table goes (the outbox too: its events are derived again on the replay). */
+function dropEverything(db: Database.Database): void {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
+  db.transaction(() => {
+    for (const t of tables) db.exec(`DROP TABLE "${t}"`);
+    db.pragma(`user_version = ${READ_MODEL_VERSION}`);
+  })();
 }
 
 export class ProjectionRunner {

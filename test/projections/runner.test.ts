@@ -13,7 +13,7 @@ import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Projection } from '../../projections/projection.js';
-import { ProjectionRunner, openReadModelDb } from '../../projections/runner.js';
+import { ProjectionRunner, READ_MODEL_VERSION, openReadModelDb } from '../../projections/runner.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-runner-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -85,5 +85,34 @@ describe('projection runner', () => {
     await runner.stop();
     await store.close();
     db.close();
+  });
+
+  it('rebuilds read models written by another version of the projections from the log, and keeps its own', async () => {
+    const store = new SqliteEventStore(join(dir, 'versions.sqlite'), { synchronous: 'OFF' });
+    const path = join(dir, 'versions-readmodels.sqlite');
+    for (let i = 0; i < 3; i++) await store.appendToStream('tenant-cus_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
+    const rowsAfterOpening = async () => {
+      const db = openReadModelDb(path);
+      const runner = new ProjectionRunner(store, db, [applications], silentLogger);
+      await runner.catchUp();
+      await runner.stop();
+      const rows = db.prepare('SELECT count(*) FROM applied').pluck().get();
+      const version = db.pragma('user_version', { simple: true });
+      db.close();
+      return { rows, version };
+    };
+    expect(await rowsAfterOpening()).toEqual({ rows: 3, version: READ_MODEL_VERSION });
+    // Same version: the checkpoint holds, nothing is applied twice.
+    expect(await rowsAfterOpening()).toEqual({ rows: 3, version: READ_MODEL_VERSION });
+    // Rows of an older version (and a table it had that this one does not) are gone; the log is replayed once.
+    const old = openReadModelDb(path);
+    old.exec("CREATE TABLE retired (x); INSERT INTO applied (event_id) VALUES ('left over by version 1')");
+    old.pragma('user_version = 1');
+    old.close();
+    expect(await rowsAfterOpening()).toEqual({ rows: 3, version: READ_MODEL_VERSION });
+    const reopened = openReadModelDb(path);
+    expect(reopened.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'retired'").pluck().get()).toBe(0);
+    reopened.close();
+    await store.close();
   });
 });
