@@ -15,6 +15,8 @@ export interface SortKey<K> {
 
 /** Our ids: a prefix and a lowercase ULID (core/ids.ts). */
 const ID = /^[a-z]{3}_[0-9a-hjkmnp-tv-z]{26}$/;
+/** Ids of stored events (positions are listed by the id of their PositionRecorded). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Milliseconds and sequence numbers: digits only (Number() would also take '', ' 1', '0x1f', '1e3'). */
 const WHOLE = /^\d{1,16}$/;
 
@@ -30,13 +32,14 @@ export const idKey: SortKey<string> = {
   parse: (text) => (ID.test(text) ? text : null),
 };
 
-/** Lists in time order, ties broken by id (position history, events). */
+/** Lists in time order, ties broken by id: an event id (events) or a stored event's UUID (position history). */
 export const timeAndIdKey: SortKey<{ t: number; id: string }> = {
   format: (k) => `${k.t}|${k.id}`,
   parse(text) {
     const bar = text.indexOf('|');
     const t = bar < 0 ? null : whole(text.slice(0, bar));
-    return t === null || bar === text.length - 1 ? null : { t, id: text.slice(bar + 1) };
+    const id = text.slice(bar + 1);
+    return t === null || !(ID.test(id) || UUID.test(id)) ? null : { t, id };
   },
 };
 

@@ -69,7 +69,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, err: A
 }
 
 /** A 4xx Fastify raised before our code ran (body size, content type, unreadable body), as our problem. */
-export function requestProblem(err: FastifyError, request: FastifyRequest): ApiError {
+function requestProblem(err: FastifyError, request: FastifyRequest): ApiError {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'body_too_large', `The request body is larger than the ${request.routeOptions.bodyLimit} bytes this route accepts.`);

@@ -8,15 +8,20 @@
 import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../problem.js';
 
-export const JSON_TYPE = 'application/json';
-export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+const JSON_TYPE = 'application/json';
+const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+
+/** The media types a request body of this method may come in (the OpenAPI document lists the same). */
+export function acceptedBodyTypes(method: string): string[] {
+  return method === 'PATCH' ? [JSON_TYPE, MERGE_PATCH_TYPE] : [JSON_TYPE];
+}
 
 type Done = (err: Error | null, body?: unknown) => void;
 
 /** The 415 for a body of a type the route does not take. */
 export function unsupportedMediaType(request: FastifyRequest): ApiError {
   const sent = request.headers['content-type'];
-  const accepted = request.method === 'PATCH' ? `${JSON_TYPE} or ${MERGE_PATCH_TYPE}` : JSON_TYPE;
+  const accepted = acceptedBodyTypes(request.method).join(' or ');
   const what = sent ? `Content-Type ${sent.split(';')[0]!.trim()} is not accepted` : 'A body needs a Content-Type';
   return new ApiError(415, 'unsupported_media_type', `${what}: send ${accepted}.`);
 }
@@ -53,7 +58,7 @@ function prototypeKeyRefused(pointer: string): ApiError {
  * `prototype` inside a `constructor` object), or null if the text is not JSON
  * at all. Only runs on the error path.
  */
-export function prototypeKey(text: string): string | null {
+function prototypeKey(text: string): string | null {
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -22,7 +22,7 @@ import { Problem } from '../schemas/common.js';
 import { errorResponses, type RequestLimits, type RouteTraits } from '../schemas/error-responses.js';
 import { WEBHOOK_FAMILIES } from '../schemas/webhooks.js';
 import { scopesOf } from './auth.js';
-import { JSON_TYPE, MERGE_PATCH_TYPE } from './json-bodies.js';
+import { acceptedBodyTypes } from './json-bodies.js';
 
 /** Tags in the order the docs list them; a route's tag names its resource. */
 export const TAGS = [
@@ -79,9 +79,6 @@ function securityOf(scope: Scope | readonly Scope[] | undefined): Array<Record<s
 
 type Json = Record<string, unknown>;
 
-/** What Fastify allows when the app sets no limit of its own. */
-const FASTIFY_DEFAULTS: RequestLimits = { bodyLimit: 1024 * 1024, maxParamLength: 100 };
-
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
 
 /** Media types a body may come in: its own per-type schemas, else what api/plugins/json-bodies.ts parses for the method. */
@@ -89,7 +86,7 @@ function bodyTypesOf(s: Json, method: string): string[] {
   if (s.body === undefined) return [];
   const content = (s.body as { content?: Json }).content;
   if (content) return Object.keys(content);
-  return method === 'PATCH' ? [JSON_TYPE, MERGE_PATCH_TYPE] : [JSON_TYPE];
+  return acceptedBodyTypes(method);
 }
 
 function traitsOf(s: Json, method: string, url: string, route: RouteOptions): RouteTraits {
@@ -267,8 +264,9 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       webhooks: webhooks(),
     } as never,
     transform: transformRoute({
-      bodyLimit: app.initialConfig.bodyLimit ?? FASTIFY_DEFAULTS.bodyLimit,
-      maxParamLength: app.initialConfig.maxParamLength ?? FASTIFY_DEFAULTS.maxParamLength,
+      // Fastify fills in its defaults, so both are always set.
+      bodyLimit: app.initialConfig.bodyLimit!,
+      maxParamLength: app.initialConfig.maxParamLength!,
     }) as never,
     transformObject: transformDocument as never,
   });

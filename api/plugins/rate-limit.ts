@@ -23,7 +23,7 @@ export const PLAN_RATE_LIMITS: Record<Plan, RateLimit> = {
 };
 
 /** The customer's agreed limit, else its plan's (as configured, else SPEC §8's). */
-export function limitFor(settings: ApiSettings['rateLimits'], plan: Plan, agreed: RateLimit | null): RateLimit {
+function limitFor(settings: ApiSettings['rateLimits'], plan: Plan, agreed: RateLimit | null): RateLimit {
   return agreed ?? settings.plans?.[plan] ?? PLAN_RATE_LIMITS[plan];
 }
 

@@ -14,13 +14,13 @@ import type { ApiContext } from '../context.js';
 import { CredentialQueries, type ApiKeyRecord } from '../credential-queries.js';
 import type { KeyUsageRecorder } from '../key-usage.js';
 import { ListCursor, idKey } from '../pagination.js';
-
-const cursors = new ListCursor('api-keys', idKey);
 import { authOf, hasScope } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { ApiKeyList, CreateApiKeyBody, CreatedApiKey, CredentialIdParams, ListApiKeysQuery } from '../schemas/api-keys.js';
 import { iso } from '../schemas/common.js';
 import { problemResponse } from '../schemas/error-responses.js';
+
+const cursors = new ListCursor('api-keys', idKey);
 
 /** 403 when `requested` holds a scope the caller's credential lacks (write implies read). */
 export function refuseUngrantableScopes(granted: readonly Scope[], requested: readonly Scope[]): void {

@@ -12,11 +12,11 @@ import type { ApiContext } from '../context.js';
 import { authOf } from '../plugins/auth.js';
 import { driverById } from '../queries/drivers.js';
 import { ListCursor, idKey } from '../pagination.js';
-
-const cursors = new ListCursor('devices', idKey);
 import { ApiError, notFound } from '../problem.js';
 import { Device, DeviceList, ListDevicesQuery, RegisterDeviceBody, UpdateDeviceBody, deviceBody } from '../schemas/devices.js';
 import { problemResponse } from '../schemas/error-responses.js';
+
+const cursors = new ListCursor('devices', idKey);
 
 export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();

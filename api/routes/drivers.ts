@@ -8,8 +8,6 @@ import { scoreOf } from '../../projections/driver-scores/score.js';
 import type { ApiContext } from '../context.js';
 import { KeyedLock } from '../keyed-lock.js';
 import { ListCursor, idKey } from '../pagination.js';
-
-const cursors = new ListCursor('drivers', idKey);
 import { authOf } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { currentTotals, dailyTotals } from '../queries/driver-scores.js';
@@ -25,6 +23,8 @@ import {
   driverBody,
 } from '../schemas/drivers.js';
 import { problemResponse } from '../schemas/error-responses.js';
+
+const cursors = new ListCursor('drivers', idKey);
 
 /** Longest score history one request may ask for. */
 export const MAX_SCORE_DAYS = 92;

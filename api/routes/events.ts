@@ -4,9 +4,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiContext } from '../context.js';
 import { authOf } from '../plugins/auth.js';
 import { ListCursor, sequenceKey, timeAndIdKey } from '../pagination.js';
-
-const eventCursors = new ListCursor('events', timeAndIdKey);
-const feedCursors = new ListCursor('feed', sequenceKey);
 import { ApiError, notFound } from '../problem.js';
 import { eventById, eventPage, feedPage } from '../queries/events.js';
 import {
@@ -22,6 +19,9 @@ import {
   feedItem,
 } from '../schemas/events.js';
 import { parseTime } from '../time.js';
+
+const eventCursors = new ListCursor('events', timeAndIdKey);
+const feedCursors = new ListCursor('feed', sequenceKey);
 
 /** Distinct, sorted: the same filter always hashes to the same cursor. */
 function list(raw: string | undefined): string[] | null {

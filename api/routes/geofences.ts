@@ -8,12 +8,12 @@ import { streams } from '../../core/streams.js';
 import type { ApiContext } from '../context.js';
 import { geofenceShape } from '../geofence-input.js';
 import { ListCursor, idKey } from '../pagination.js';
-
-const cursors = new ListCursor('geofences', idKey);
 import { authOf } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { geofenceById, geofencePage } from '../queries/geofences.js';
 import { CreateGeofenceBody, Geofence, GeofenceList, GeofenceParams, ListGeofencesQuery, geofenceBody } from '../schemas/geofences.js';
+
+const cursors = new ListCursor('geofences', idKey);
 
 export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();

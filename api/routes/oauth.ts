@@ -21,8 +21,6 @@ import type { ApiContext } from '../context.js';
 import { CredentialQueries, type OAuthClientRecord } from '../credential-queries.js';
 import { OAuthError, TOKEN_TTL_S, grantedScopes, parseTokenRequest } from '../oauth-token.js';
 import { ListCursor, idKey } from '../pagination.js';
-
-const cursors = new ListCursor('oauth-clients', idKey);
 import { authOf } from '../plugins/auth.js';
 import { sendProblem } from '../plugins/errors.js';
 import { ApiError, notFound } from '../problem.js';
@@ -39,6 +37,8 @@ import {
 } from '../schemas/oauth.js';
 import { refuseUngrantableScopes } from './api-keys.js';
 
+const cursors = new ListCursor('oauth-clients', idKey);
+
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 /** Hashed when the client id is unknown, so a miss costs what a hit costs. */
 const DUMMY_HASH = sha256Hex('no such client');
@@ -48,7 +48,7 @@ function clientBody(c: OAuthClientRecord) {
 }
 
 /** A token request is a few short fields; anything near this is not one. */
-export const TOKEN_BODY_LIMIT_BYTES = 8 * 1024;
+const TOKEN_BODY_LIMIT_BYTES = 8 * 1024;
 
 /**
  * The error of a token request in RFC 6749 terms: a bad request is invalid_request (400, or 413 for a body

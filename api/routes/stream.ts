@@ -16,7 +16,7 @@ import type { DeviceEventRaised, PositionRecorded } from '../../core/events.js';
 import { settingsOf, type ApiContext } from '../context.js';
 import { closeOnExpiry, revokes } from '../credential-lifetime.js';
 import { authOf, hasScope } from '../plugins/auth.js';
-import { Problem, iso } from '../schemas/common.js';
+import { iso } from '../schemas/common.js';
 import { StreamEvent, StreamHeaders, StreamPosition } from '../schemas/stream.js';
 import { SseConnection } from '../sse.js';
 
@@ -91,9 +91,6 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         headers: StreamHeaders,
         response: {
           200: { description: 'The stream', content: { 'text/event-stream': { schema: Type.String() } } },
-          400: Problem,
-          401: Problem,
-          403: Problem,
         },
       },
     },

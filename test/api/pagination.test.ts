@@ -65,9 +65,8 @@ describe('cursors', () => {
     expect(roundTrip(idKey, DEV)).toBe(DEV);
     expect(roundTrip(timeAndIdKey, { t: 1793491200000, id: 'evt_01jbz3k8x6m2q9w4e7r5t1y0ha' })).toEqual({ t: 1793491200000, id: 'evt_01jbz3k8x6m2q9w4e7r5t1y0ha' });
     expect(roundTrip(timeAndIdKey, { t: 0, id: '0190f1e2-aaaa-8bbb-8ccc-123456789abc' })).toEqual({ t: 0, id: '0190f1e2-aaaa-8bbb-8ccc-123456789abc' });
-    expect(roundTrip(timeAndIdKey, { t: 5, id: 'Fahrzeug Köln ✓ a~b' })).toEqual({ t: 5, id: 'Fahrzeug Köln ✓ a~b' });
     expect(roundTrip(sequenceKey, 42)).toBe(42);
-    const windowed = { end: 1793577600000, key: { t: 1793491200000, id: 'a|b' } };
+    const windowed = { end: 1793577600000, key: { t: 1793491200000, id: '0190f1e2-aaaa-8bbb-8ccc-123456789abc' } };
     expect(roundTrip(withWindowEnd(timeAndIdKey), windowed)).toEqual(windowed);
   });
 
@@ -84,7 +83,7 @@ describe('cursors', () => {
     const forged = (key: string) => Buffer.from(`${filterHash('list', filters)}~${key}`).toString('base64url');
     const cases: Array<[SortKey<unknown>, string[]]> = [
       [idKey, ['zzz', 'dev_', 'dev_01jbz3k8x6m2q9w4e7r5t1y0h', 'DEV_01JBZ3K8X6M2Q9W4E7R5T1Y0HA', 'dev_01jbz3k8x6m2q9w4e7r5t1y0ha|1']],
-      [timeAndIdKey, ['abc', '12', '12|', '|evt', 'NaN|evt', ' 12|evt', '0x1f|evt', '1e3|evt', '-5|evt', '99999999999999999|evt']],
+      [timeAndIdKey, ['abc', '12', '12|', '|evt', '12|evt', '12|evt_01jbz3k8x6m2q9w4e7r5t1y0h', '12|0190F1E2-AAAA-8BBB-8CCC-123456789ABC', 'NaN|evt_01jbz3k8x6m2q9w4e7r5t1y0ha', ' 12|evt_01jbz3k8x6m2q9w4e7r5t1y0ha', '0x1f|evt_01jbz3k8x6m2q9w4e7r5t1y0ha', '1e3|evt_01jbz3k8x6m2q9w4e7r5t1y0ha', '-5|evt_01jbz3k8x6m2q9w4e7r5t1y0ha', '99999999999999999|evt_01jbz3k8x6m2q9w4e7r5t1y0ha']],
       [sequenceKey, ['', 'x', '-1', '1.5', '1e3', '9007199254740993']],
       [withWindowEnd(timeAndIdKey), ['12|evt', 'x|12|evt', '12|x|evt', '12|12|']],
     ];

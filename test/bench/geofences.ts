@@ -1,7 +1,7 @@
 /**
  * Geofence containment throughput: 10k random circles and polygons around a
  * city, 1M random points through the same in-memory index the crossing
- * detector uses (R-tree over bounding boxes + exact point-in-polygon).
+ * detector uses (R-tree over bounding boxes, cheap exact-safe filters, Turf's booleanPointInPolygon on the boundary).
  */
 import { circlePolygon } from '../../api/geofence-input.js';
 import { GeofenceIndex, compileFence, type Fence } from '../../projections/geofences/index.js';
