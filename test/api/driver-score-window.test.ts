@@ -4,11 +4,9 @@
  * and neither a parked vehicle's fixes nor a fix dated years ahead move it.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DeviceEventRaised } from '../../core/events.js';
-import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
-import { streams } from '../../core/streams.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { raiseDeviceEvent, recordPosition } from '../support/store-events.js';
 
 let h: ApiHarness;
 beforeEach(async () => {
@@ -31,26 +29,15 @@ async function fleet() {
   const get = async (url: string) => (await h.app.inject({ method: 'GET', url, headers })).json();
   const anna = await post('/v1/drivers', { name: 'Anna' });
   const van = await post('/v1/devices', { imei: imeiFrom('35693803564380'), model: 'GT06N', name: 'Van 7', driver_id: anna.id });
-  const append = async (stream: string, type: 'PositionRecorded' | 'DeviceEventRaised', data: object) => {
-    const r = await h.store.appendToStream(stream, [{ id: randomUuid(), type, data } as never]);
-    await h.runner.waitFor(r.position);
-  };
+  const device = { customerId, deviceId: van.id as string };
   const fix = (fixTime: number, lat: number, speed: number, receivedAt = fixTime) =>
-    append(streams.telemetry(van.id), 'PositionRecorded', {
-      device_id: van.id, customer_id: customerId, protocol: 'gt06', fix_time: fixTime, received_at: receivedAt, valid: true, lat, lng: 24.1,
-      speed_kmh: speed, heading_deg: 0, altitude_m: null, satellites: 9, ignition: true, odometer_m: null, attributes: {},
-    });
+    recordPosition(h, device, fixTime, { protocol: 'gt06', received_at: receivedAt, lat, speed_kmh: speed });
   /** 10 km north at 60 km/h from 09:00 on the day `daysBefore` the anchor, with `brakes` harsh brakes. */
   const driveDay = async (daysBefore: number, brakes: number) => {
     const start = ANCHOR - daysBefore * DAY_MS + 9 * 60 * MIN;
     for (let i = 0; i <= 10; i++) await fix(start + i * MIN, 56.9 + i * KM_LAT, 60);
-    for (let b = 0; b < brakes; b++) {
-      const at = start + (b + 1) * 30_000;
-      const data: DeviceEventRaised['data'] = {
-        event_id: `evt_brake_${at}`, kind: 'event.harsh_brake', customer_id: customerId, device_id: van.id, driver_id: anna.id, occurred_at: at,
-        severity: 'medium', source: 'device', position: null, fields: {}, context: {}, media: [],
-      };
-      await append(streams.deviceEvents(van.id), 'DeviceEventRaised', data);
+    for (let b = 1; b <= brakes; b++) {
+      await raiseDeviceEvent(h, device, start + b * 30_000, { kind: 'event.harsh_brake', severity: 'medium', driver_id: anna.id });
     }
   };
   const score = async () => (await get(`/v1/drivers/${anna.id}`)).score as number | null;

@@ -4,14 +4,14 @@
  * the runner's outbox, and they come back into the events read model.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AlarmReported, DeviceEventRaised, DomainEvent, PositionRecorded } from '../../core/events.js';
-import type { EventToAppend } from '../../core/event-store/port.js';
+import type { AlarmReported, DeviceEventRaised } from '../../core/events.js';
 import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
 import { createCustomer } from '../../core/tenants.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
+import { recordPosition, reportAlarm } from '../support/store-events.js';
 
 let h: ApiHarness;
 let doc: ResponseValidator;
@@ -60,34 +60,21 @@ async function van(apiKey: string, imeiBody: string, extra: Record<string, unkno
   return res.json() as { id: string; speed_limit_kmh: number | null };
 }
 
+/** Telemetry of the device `s` seconds after T0: fixes heading north a little each second, alarms, and its driver changing. */
 function telemetry(deviceId: string, customerId: string) {
-  const append = async (stream: string, event: EventToAppend<DomainEvent>) => h.store.appendToStream(stream, [event]);
+  const device = { customerId, deviceId };
   return {
-    fix: (s: number, speed: number, extra: Partial<PositionRecorded['data']> = {}) =>
-      append(streams.telemetry(deviceId), {
-        id: randomUuid(),
-        type: 'PositionRecorded',
-        data: {
-          device_id: deviceId, customer_id: customerId, protocol: 'teltonika', fix_time: T0 + s * 1000, received_at: T0 + s * 1000 + 400,
-          valid: true, lat: 56.95 + s * 0.0001, lng: 24.1, speed_kmh: speed, heading_deg: 90, altitude_m: 8, satellites: 11,
-          ignition: true, odometer_m: null, attributes: {}, ...extra,
-        },
-      }),
-    alarm: (s: number, kind: AlarmReported['data']['kind'], extra: Partial<AlarmReported['data']> = {}) =>
-      append(streams.telemetry(deviceId), {
-        id: randomUuid(),
-        type: 'AlarmReported',
-        data: {
-          device_id: deviceId, customer_id: customerId, protocol: 'teltonika', kind, occurred_at: T0 + s * 1000, received_at: T0 + s * 1000 + 900,
-          level: null, position: { lat: 56.96, lng: 24.2, speed_kmh: 44, heading_deg: 10 }, details: { priority: 2 }, ...extra,
-        },
-      }),
+    fix: (s: number, speed: number) => recordPosition(h, device, T0 + s * 1000, { lat: 56.95 + s * 0.0001, speed_kmh: speed }),
+    alarm: (s: number, kind: AlarmReported['data']['kind'], alarm: Partial<AlarmReported['data']> = {}) =>
+      reportAlarm(h, device, T0 + s * 1000, kind, alarm),
     driver: (driverId: string) =>
-      append(streams.device(deviceId), {
-        id: randomUuid(),
-        type: 'DeviceUpdated',
-        data: { device_id: deviceId, customer_id: customerId, changes: { driver_id: driverId }, updated_at: T0 },
-      }),
+      h.store.appendToStream(streams.device(deviceId), [
+        {
+          id: randomUuid(),
+          type: 'DeviceUpdated',
+          data: { device_id: deviceId, customer_id: customerId, changes: { driver_id: driverId }, updated_at: T0 },
+        },
+      ]),
   };
 }
 

@@ -1,12 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PositionRecorded } from '../../core/events.js';
-import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
-import { streams } from '../../core/streams.js';
 import fastJson from 'fast-json-stringify';
 import { LatestPositionsIndex } from '../../api/latest-positions-index.js';
 import { LatestPosition } from '../../api/schemas/positions.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { raiseSos, recordPosition } from '../support/store-events.js';
 
 let h: ApiHarness;
 beforeEach(async () => {
@@ -25,20 +24,11 @@ async function setup() {
     payload: { imei: imeiFrom('35693803564380'), model: 'FMB920', name: 'Van 7' },
   });
   const deviceId = res.json().id as string;
-  const record = async (i: number, extra: Partial<PositionRecorded['data']> = {}) => {
-    const r = await h.store.appendToStream(streams.telemetry(deviceId), [
-      {
-        id: randomUuid(),
-        type: 'PositionRecorded',
-        data: {
-          device_id: deviceId, customer_id: customerId, protocol: 'teltonika', fix_time: T0 + i * 1000, received_at: T0 + i * 1000 + 300,
-          valid: true, lat: 56.9 + i / 1000, lng: 24.1, speed_kmh: 40 + i, heading_deg: 90, altitude_m: 12, satellites: 10,
-          ignition: true, odometer_m: 1000 * i, attributes: { io66: 12800 }, ...extra,
-        },
-      },
-    ]);
-    await h.runner.waitFor(r.position);
-  };
+  /** Fix `i` seconds after T0, `i` thousandths of a degree north and `i` km/h over 40. */
+  const record = (i: number, fix: Partial<PositionRecorded['data']> = {}) =>
+    recordPosition(h, { customerId, deviceId }, T0 + i * 1000, {
+      received_at: T0 + i * 1000 + 300, lat: 56.9 + i / 1000, speed_kmh: 40 + i, altitude_m: 12, satellites: 10, ...fix,
+    });
   return { apiKey, customerId, deviceId, record, headers: { authorization: `Bearer ${apiKey}` } };
 }
 
@@ -69,17 +59,7 @@ describe('GET /v1/positions/latest', () => {
         method: 'POST', url: '/v1/devices', headers, payload: { imei: imeiFrom(`3569380356400${n}`), model: 'FMB920', name: `Van ${n}` },
       });
       const id = res.json().id as string;
-      const r = await h.store.appendToStream(streams.telemetry(id), [
-        {
-          id: randomUuid(),
-          type: 'PositionRecorded',
-          data: {
-            device_id: id, customer_id: customerId, protocol: 'teltonika', fix_time: T0, received_at: T0, valid: true, lat: 50 + n, lng: 20,
-            speed_kmh: 0, heading_deg: 0, altitude_m: 0, satellites: 8, ignition: false, odometer_m: null, attributes: {},
-          },
-        },
-      ]);
-      await h.runner.waitFor(r.position);
+      await recordPosition(h, { customerId, deviceId: id }, T0);
       return id;
     };
     const ids = [];
@@ -110,17 +90,9 @@ describe('GET /v1/positions/latest', () => {
       method: 'POST', url: '/v1/devices', headers, payload: { imei: imeiFrom('35693803564381'), model: 'FMB920', name: 'Van 8', group_id: 'south' },
     });
     const otherId = other.json().id as string;
-    const r = await h.store.appendToStream(streams.telemetry(otherId), [
-      {
-        id: randomUuid(),
-        type: 'PositionRecorded',
-        data: {
-          device_id: otherId, customer_id: customerId, protocol: 'gt06', fix_time: T0, received_at: T0 + 100, valid: true, lat: 50.5, lng: 20.25,
-          speed_kmh: null, heading_deg: null, altitude_m: null, satellites: null, ignition: null, odometer_m: null, attributes: {},
-        },
-      },
-    ]);
-    await h.runner.waitFor(r.position);
+    await recordPosition(h, { customerId, deviceId: otherId }, T0, {
+      protocol: 'gt06', received_at: T0 + 100, lat: 50.5, lng: 20.25, speed_kmh: null, heading_deg: null, altitude_m: null, satellites: null, ignition: null,
+    });
     const patch = await h.app.inject({ method: 'PATCH', url: `/v1/devices/${deviceId}`, headers, payload: { name: 'Van 7 (north)', group_id: 'north' } });
     expect(patch.statusCode).toBe(200);
 
@@ -206,28 +178,8 @@ describe('GET /v1/positions (history)', () => {
       method: 'POST', url: '/v1/devices', headers, payload: { imei: imeiFrom('35693803564381'), model: 'FMB920', name: 'Van 8' },
     });
     const secondId = second.json().id as string;
-    await h.store.appendToStream(streams.telemetry(secondId), [
-      {
-        id: randomUuid(), type: 'PositionRecorded',
-        data: {
-          device_id: secondId, customer_id: customerId, protocol: 'teltonika', fix_time: T0, received_at: T0, valid: true, lat: 50, lng: 20,
-          speed_kmh: 0, heading_deg: 0, altitude_m: 0, satellites: 8, ignition: false, odometer_m: null, attributes: {},
-        },
-      },
-    ]);
-    for (let i = 0; i < 2; i++) {
-      await h.store.appendToStream(streams.deviceEvents(deviceId), [
-        {
-          id: randomUuid(), type: 'DeviceEventRaised',
-          data: {
-            event_id: `evt_forged${i}`, kind: 'event.harsh_brake', customer_id: customerId, device_id: deviceId, driver_id: null,
-            occurred_at: T0 + i * 1000, severity: 'medium', source: 'server', position: null, fields: { delta_kmh: -18, duration_ms: 1500 },
-            context: {}, media: [],
-          },
-        },
-      ]);
-    }
-    await h.runner.catchUp();
+    await recordPosition(h, { customerId, deviceId: secondId }, T0);
+    for (let i = 0; i < 2; i++) await raiseSos(h, { customerId, deviceId }, T0 + i * 1000);
     /** The same cursor with its sort key (after the filter hash) replaced. */
     const forge = (cursor: string, key: string) => {
       const text = Buffer.from(cursor, 'base64url').toString('utf8');

@@ -1,10 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { positionToString, type LogPosition } from '../../core/event-store/port.js';
-import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
-import { streams } from '../../core/streams.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { openSse, type SseClient } from '../support/sse-client.js';
+import { raiseDeviceEvent, recordPosition } from '../support/store-events.js';
 
 let h: ApiHarness;
 let base: string;
@@ -39,37 +38,22 @@ async function registerDevice(key: string, imei: string, name: string): Promise<
   return res.json().id as string;
 }
 
+/** Each fix and event one second after the one before, from 12:00:00 UTC on the harness's day. */
 let n = 0;
-async function recordPosition(customerId: string, deviceId: string, lat: number): Promise<LogPosition> {
-  const t = Date.UTC(2026, 10, 22, 12, 0, 0) + ++n * 1000;
-  const res = await h.store.appendToStream(streams.telemetry(deviceId), [
-    {
-      id: randomUuid(),
-      type: 'PositionRecorded',
-      data: {
-        device_id: deviceId, customer_id: customerId, protocol: 'teltonika', fix_time: t, received_at: t + 400, valid: true,
-        lat, lng: 24.1, speed_kmh: 42, heading_deg: 90, altitude_m: 12, satellites: 9, ignition: true, odometer_m: null, attributes: {},
-      },
-    },
-  ]);
-  return res.position;
+const nextSecond = () => Date.UTC(2026, 10, 22, 12, 0, 0) + ++n * 1000;
+
+/** A fix at 42 km/h, 12 m up, at `lat`; resolves with its log position, the id of its stream message. */
+function record(customerId: string, deviceId: string, lat: number): Promise<LogPosition> {
+  return recordPosition(h, { customerId, deviceId }, nextSecond(), { lat, speed_kmh: 42, altitude_m: 12 });
 }
 
-async function raiseEvent(customerId: string, deviceId: string): Promise<LogPosition> {
-  const t = Date.UTC(2026, 10, 22, 12, 0, 0) + ++n * 1000;
-  const res = await h.store.appendToStream(streams.deviceEvents(deviceId), [
-    {
-      id: randomUuid(),
-      type: 'DeviceEventRaised',
-      data: {
-        event_id: `evt_test${n}`, kind: 'event.harsh_brake', customer_id: customerId, device_id: deviceId, driver_id: null,
-        occurred_at: t, severity: 'medium', source: 'server',
-        position: { lat: 56.9, lng: 24.1, speed_kmh: 20, heading_deg: 90, timestamp: t },
-        fields: { delta_kmh: -18, duration_ms: 1500 }, context: {}, media: [],
-      },
-    },
-  ]);
-  return res.position;
+/** A harsh brake, as the server's detector would raise it. */
+async function raiseEvent(customerId: string, deviceId: string): Promise<void> {
+  const t = nextSecond();
+  await raiseDeviceEvent(h, { customerId, deviceId }, t, {
+    kind: 'event.harsh_brake', severity: 'medium', source: 'server', position: { lat: 56.9, lng: 24.1, speed_kmh: 20, heading_deg: 90, timestamp: t },
+    fields: { delta_kmh: -18, duration_ms: 1500 },
+  });
 }
 
 describe('GET /v1/stream', () => {
@@ -83,8 +67,8 @@ describe('GET /v1/stream', () => {
     expect(c.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(c.headers.get('ratelimit-policy')).toBe('"pro";q=1200;w=120');
 
-    await recordPosition(other.customerId, otherDevice, 10);
-    const at = await recordPosition(customerId, deviceId, 56.95);
+    await record(other.customerId, otherDevice, 10);
+    const at = await record(customerId, deviceId, 56.95);
     const msg = await c.next();
     expect(msg.event).toBe('position');
     expect(msg.id).toBe(positionToString(at));
@@ -100,7 +84,7 @@ describe('GET /v1/stream', () => {
     const eventsOnly = await connect(await h.newKey(customerId, ['events:read']));
     const positionsOnly = await connect(await h.newKey(customerId, ['positions:read']));
     await raiseEvent(customerId, deviceId);
-    const last = await recordPosition(customerId, deviceId, 56.9);
+    const last = await record(customerId, deviceId, 56.9);
 
     const ev = await eventsOnly.next();
     expect(ev.event).toBe('event');
@@ -117,26 +101,25 @@ describe('GET /v1/stream', () => {
     const { customerId, apiKey } = await h.newCustomer();
     const deviceId = await registerDevice(apiKey, '356938035643809', 'Van 1');
     const first = await connect(apiKey);
-    await recordPosition(customerId, deviceId, 1);
+    await record(customerId, deviceId, 1);
     const seen = await first.next();
     first.close();
 
     // Another customer's fix and event in between: the replay must skip them as the live stream does.
     const other = await h.newCustomer('Other');
     const otherDevice = await registerDevice(other.apiKey, imeiFrom('86123456789012'), 'Not yours');
-    await recordPosition(customerId, deviceId, 2);
-    await recordPosition(other.customerId, otherDevice, 10);
+    await record(customerId, deviceId, 2);
+    await record(other.customerId, otherDevice, 10);
     await raiseEvent(other.customerId, otherDevice);
     await raiseEvent(customerId, deviceId);
-    const third = await recordPosition(customerId, deviceId, 3);
-    await h.runner.waitFor(third);
+    const third = await record(customerId, deviceId, 3);
 
     const resumed = await connect(apiKey, { 'last-event-id': seen.id! });
     const replayed = [await resumed.next(), await resumed.next(), await resumed.next()];
     expect(replayed.map((m) => m.event)).toEqual(['position', 'event', 'position']);
     expect(replayed.map((m) => (m.event === 'position' ? JSON.parse(m.data).lat : null))).toEqual([2, null, 3]);
     expect(replayed[2]!.id).toBe(positionToString(third));
-    const live = await recordPosition(customerId, deviceId, 4);
+    const live = await record(customerId, deviceId, 4);
     const next = await resumed.next();
     expect(next.id).toBe(positionToString(live));
   });
@@ -201,7 +184,7 @@ describe('GET /v1/stream', () => {
     expect(last.comment).toBe('credential revoked');
     await revokedStream.ended();
 
-    const at = await recordPosition(customerId, deviceId, 56.9);
+    const at = await record(customerId, deviceId, 56.9);
     expect((await keptStream.next()).id).toBe(positionToString(at));
     const again = await fetch(`${base}/v1/stream`, { headers: { authorization: `Bearer ${doomed.secret}` } });
     expect(again.status).toBe(401);
@@ -226,7 +209,7 @@ describe('GET /v1/stream', () => {
     // Two keep-alives later the clock has been looked at with the token one millisecond from expiry: still streaming.
     await c.next((m) => m.comment === 'keep-alive');
     await c.next((m) => m.comment === 'keep-alive');
-    const at = await recordPosition(customerId, deviceId, 56.9);
+    const at = await record(customerId, deviceId, 56.9);
     expect((await c.next()).id).toBe(positionToString(at));
     h.clock.advance(1);
     const last = await c.next((m) => m.comment === 'credential expired');

@@ -4,10 +4,9 @@
  * first in any list.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
-import { streams } from '../../core/streams.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { recordPosition, reportAlarm } from '../support/store-events.js';
 
 let h: ApiHarness;
 beforeAll(async () => {
@@ -35,25 +34,9 @@ describe('tenant isolation', () => {
     const geofence = await create('/v1/geofences', { name: 'Alpha yard', center: { lat: 56.95, lng: 24.1 }, radius_m: 500 });
     const key = await create('/v1/api-keys', { name: 'Alpha integration', scopes: ['positions:read'] });
     const client = await create('/v1/oauth/clients', { name: 'Alpha TMS', scopes: ['events:read'] });
-    const r = await h.store.appendToStream(streams.telemetry(device.id!), [
-      {
-        id: randomUuid(),
-        type: 'AlarmReported',
-        data: {
-          device_id: device.id!, customer_id: a.customerId, protocol: 'teltonika', kind: 'event.sos', occurred_at: T0, received_at: T0,
-          level: null, position: { lat: 56.95, lng: 24.1, speed_kmh: 0, heading_deg: 0 }, details: {},
-        },
-      },
-      {
-        id: randomUuid(),
-        type: 'PositionRecorded',
-        data: {
-          device_id: device.id!, customer_id: a.customerId, protocol: 'teltonika', fix_time: T0, received_at: T0, valid: true, lat: 56.95,
-          lng: 24.1, speed_kmh: 0, heading_deg: 0, altitude_m: 0, satellites: 8, ignition: false, odometer_m: null, attributes: {},
-        },
-      },
-    ]);
-    await h.runner.waitFor(r.position);
+    const alphaVan = { customerId: a.customerId, deviceId: device.id! };
+    await reportAlarm(h, alphaVan, T0, 'event.sos');
+    await recordPosition(h, alphaVan, T0);
     let eventId: string | undefined;
     for (let i = 0; i < 100 && !eventId; i++) {
       await h.runner.catchUp();

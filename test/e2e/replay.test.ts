@@ -16,7 +16,6 @@ import { buildApp } from '../../api/app.js';
 import { ReadModels } from '../../api/read-models.js';
 import type { EventToAppend, RecordedEvent } from '../../core/event-store/port.js';
 import type { AlarmReported, PositionRecorded } from '../../core/events.js';
-import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
@@ -24,6 +23,7 @@ import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../p
 import { runnerView } from '../../projections/view.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { ResponseValidator, loadOpenApi } from '../support/openapi.js';
+import { alarmReported, positionRecorded, type DeviceRef } from '../support/store-events.js';
 
 let h: ApiHarness;
 const dir = mkdtempSync(join(tmpdir(), 'fleet-replay-'));
@@ -90,6 +90,7 @@ describe('replaying the store into empty read models', () => {
     await send('POST', '/v1/oauth/clients', { name: 'Gone', scopes: ['devices:read'] }).then((c) => send('DELETE', `/v1/oauth/clients/${c.client_id}`));
 
     // Van 3: 12 minutes east at one fix a second: through the yard, a hard brake, a stretch over 50 km/h, an SOS.
+    const van3: DeviceRef = { customerId, deviceId: device.id };
     const telemetry: Array<EventToAppend<PositionRecorded | AlarmReported>> = [];
     const kmhAt = (s: number) =>
       s < 100 ? 45 : s < 103 ? 45 - (s - 99) * 12 : s < 139 ? Math.min(45, 9 + (s - 102)) // brake, then 1 km/h/s back up
@@ -98,25 +99,19 @@ describe('replaying the store into empty read models', () => {
     for (let s = 0; s < 720; s++) {
       const kmh = kmhAt(s);
       m += kmh / 3.6;
-      telemetry.push(fix(device.id, customerId, T0 + s * 1000, LAT, lngAt(m), kmh, m));
+      telemetry.push(fix(van3, T0 + s * 1000, LAT, lngAt(m), kmh, m));
     }
-    telemetry.push({
-      id: randomUuid(),
-      type: 'AlarmReported',
-      data: {
-        device_id: device.id, customer_id: customerId, protocol: 'teltonika', kind: 'event.sos', occurred_at: T0 + 500_000,
-        received_at: T0 + 500_400, level: null, position: { lat: LAT, lng: lngAt(5000), speed_kmh: 45, heading_deg: 90 }, details: { priority: 2 },
-      },
-    });
+    telemetry.push(alarmReported(van3, T0 + 500_000, 'event.sos', { position: { lat: LAT, lng: lngAt(5000), speed_kmh: 45, heading_deg: 90 } }));
     await append(device.id, telemetry.slice(0, 400));
 
     // Van 4: 40 km/h for 5 minutes, slowing gently to park; a minute of its fixes arrives late, after the rest.
+    const van4: DeviceRef = { customerId, deviceId: other.id };
     const vanFour: Array<EventToAppend<PositionRecorded>> = [];
     let m4 = 0;
     for (let s = 0; s < 400; s++) {
       const kmh = Math.max(0, Math.min(40, (310 - s) * 4));
       m4 += kmh / 3.6;
-      vanFour.push(fix(other.id, customerId, T0 + s * 1000, LAT + 0.01, lngAt(m4), kmh, m4));
+      vanFour.push(fix(van4, T0 + s * 1000, LAT + 0.01, lngAt(m4), kmh, m4));
     }
     const late = vanFour.splice(120, 60);
     await append(other.id, vanFour.slice(0, 200));
@@ -218,14 +213,7 @@ describe('replaying the store into empty read models', () => {
   }, 60_000);
 });
 
-function fix(deviceId: string, customerId: string, t: number, lat: number, lng: number, kmh: number, m: number): EventToAppend<PositionRecorded> {
-  return {
-    id: randomUuid(),
-    type: 'PositionRecorded',
-    data: {
-      device_id: deviceId, customer_id: customerId, protocol: 'teltonika', fix_time: t, received_at: t + 300,
-      valid: true, lat, lng, speed_kmh: kmh, heading_deg: 90, altitude_m: 5, satellites: 9, ignition: true,
-      odometer_m: Math.round(m), attributes: { io66: 12_600 },
-    },
-  };
+/** A fix heading east at `kmh`, `m` metres on the odometer. */
+function fix(device: DeviceRef, t: number, lat: number, lng: number, kmh: number, m: number): EventToAppend<PositionRecorded> {
+  return positionRecorded(device, t, { lat, lng, speed_kmh: kmh, odometer_m: Math.round(m) });
 }
