@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Plan, Scope } from '../core/events.js';
+import type { RateLimit } from './context.js';
 
 export interface ApiKeyRecord {
   key_id: string;
@@ -34,8 +35,15 @@ export interface OAuthTokenRecord {
   revoked_at: number | null;
   plan: Plan;
   /** The customer's agreed rate limit (CustomerRateLimitSet); null: its plan's. */
-  rate_per_minute: number | null;
-  rate_burst: number | null;
+  rate_limit: RateLimit | null;
+}
+
+/** The agreed-limit columns of a credential lookup (LEFT JOIN customer_rate_limits), as one value built once per lookup. */
+export function withRateLimit<T extends { rate_per_minute: number | null; rate_burst: number | null }>(
+  row: T,
+): Omit<T, 'rate_per_minute' | 'rate_burst'> & { rate_limit: RateLimit | null } {
+  const { rate_per_minute, rate_burst, ...rest } = row;
+  return { ...rest, rate_limit: rate_per_minute === null || rate_burst === null ? null : { perMinute: rate_per_minute, burst: rate_burst } };
 }
 
 type WithJsonScopes<T> = Omit<T, 'scopes'> & { scopes: string };
@@ -95,6 +103,8 @@ export class CredentialQueries {
   }
 
   oauthTokenByHash(hash: string): OAuthTokenRecord | null {
-    return parseScopes<OAuthTokenRecord>(this.q.token.get(hash) as WithJsonScopes<OAuthTokenRecord> | undefined);
+    type Row = WithJsonScopes<Omit<OAuthTokenRecord, 'rate_limit'>> & { rate_per_minute: number | null; rate_burst: number | null };
+    const row = this.q.token.get(hash) as Row | undefined;
+    return row ? parseScopes<OAuthTokenRecord>(withRateLimit(row)) : null;
   }
 }

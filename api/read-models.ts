@@ -5,6 +5,8 @@
 import type Database from 'better-sqlite3';
 import type { DeviceRow, DeviceStatus, LatestPositionRow } from '../projections/index.js';
 import type { Plan, Scope } from '../core/events.js';
+import type { RateLimit } from './context.js';
+import { withRateLimit } from './credential-queries.js';
 import { stmt } from './queries/statements.js';
 
 export interface ApiKeyRow {
@@ -16,8 +18,7 @@ export interface ApiKeyRow {
   revoked_at: number | null;
   plan: Plan;
   /** The customer's agreed rate limit (CustomerRateLimitSet); null: its plan's. */
-  rate_per_minute: number | null;
-  rate_burst: number | null;
+  rate_limit: RateLimit | null;
 }
 
 export interface DeviceWithPosition extends DeviceRow {
@@ -47,8 +48,9 @@ export class ReadModels {
   }
 
   apiKeyByHash(hash: string): ApiKeyRow | null {
-    const row = this.q.keyByHash!.get(hash) as (Omit<ApiKeyRow, 'scopes'> & { scopes: string }) | undefined;
-    return row ? { ...row, scopes: JSON.parse(row.scopes) as Scope[] } : null;
+    type Row = Omit<ApiKeyRow, 'scopes' | 'rate_limit'> & { scopes: string; rate_per_minute: number | null; rate_burst: number | null };
+    const row = this.q.keyByHash!.get(hash) as Row | undefined;
+    return row ? { ...withRateLimit(row), scopes: JSON.parse(row.scopes) as Scope[] } : null;
   }
 
   device(customerId: string, deviceId: string): DeviceWithPosition | null {

@@ -94,10 +94,6 @@ function lookup<T>(
   return catchUp().then(() => toContext(find()));
 }
 
-function agreedRateLimit(row: { rate_per_minute: number | null; rate_burst: number | null }): RateLimit | null {
-  return row.rate_per_minute === null || row.rate_burst === null ? null : { perMinute: row.rate_per_minute, burst: row.rate_burst };
-}
-
 function authenticateApiKey(secret: string, deps: AuthDeps, caches: Caches): AuthContext | Promise<AuthContext> {
   const hash = sha256Hex(secret);
   return lookup(
@@ -112,7 +108,7 @@ function authenticateApiKey(secret: string, deps: AuthDeps, caches: Caches): Aut
         credential: { kind: 'api_key', id: key.key_id },
         scopes: key.scopes,
         plan: key.plan,
-        rateLimit: agreedRateLimit(key),
+        rateLimit: key.rate_limit,
         expiresAt: null,
       };
     },
@@ -133,7 +129,7 @@ function authenticateOAuthToken(secret: string, deps: AuthDeps, caches: Caches):
         credential: { kind: 'oauth_token', id: token.client_id },
         scopes: token.scopes,
         plan: token.plan,
-        rateLimit: agreedRateLimit(token),
+        rateLimit: token.rate_limit,
         expiresAt: token.expires_at,
       };
     },
