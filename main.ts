@@ -22,7 +22,7 @@ import { openEventStore } from './core/event-store/open.js';
 import { WrongExpectedRevisionError, type EventStore } from './core/event-store/port.js';
 import type { Plan } from './core/events.js';
 import { createLogger, type Logger } from './core/logger.js';
-import { PLANS, createCustomer, isValidRateLimit, setCustomerRateLimit } from './core/tenants.js';
+import { PLANS, createCustomer, setCustomerRateLimit } from './core/tenants.js';
 import { protocols } from './gateway/protocols/index.js';
 import { Gateway } from './gateway/server.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from './projections/index.js';
@@ -209,7 +209,6 @@ async function commandCustomerSetRateLimit(args: string[]): Promise<void> {
   const given = values['per-minute'] !== undefined || values.burst !== undefined;
   if (given === values['plan-default']) throw new ConfigError('give either --per-minute N --burst N, or --plan-default');
   const limit = given ? { per_minute: Number(values['per-minute']), burst: Number(values.burst) } : null;
-  if (limit && !isValidRateLimit(limit)) throw new ConfigError('--per-minute and --burst must both be whole numbers of at least 1');
   const config = loadConfig();
   const store = await openEventStore(config.store, systemClock);
   try {
@@ -221,6 +220,7 @@ async function commandCustomerSetRateLimit(args: string[]): Promise<void> {
     );
   } catch (err) {
     if (err instanceof WrongExpectedRevisionError) throw new ConfigError(`no customer ${values.customer}`);
+    if (err instanceof RangeError) throw new ConfigError('--per-minute and --burst must both be whole numbers of at least 1');
     throw err;
   } finally {
     await store.close();

@@ -46,7 +46,7 @@ export async function createCustomer(
 }
 
 /** Request rates are whole requests: at least 1 a minute and a burst of at least 1. */
-export function isValidRateLimit(limit: { per_minute: number; burst: number }): boolean {
+function isValidRateLimit(limit: { per_minute: number; burst: number }): boolean {
   return Number.isSafeInteger(limit.per_minute) && limit.per_minute >= 1 && Number.isSafeInteger(limit.burst) && limit.burst >= 1;
 }
 
