@@ -8,11 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { EventStore } from '../../core/event-store/port.js';
+import { type EventStore, positionToString } from '../../core/event-store/port.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Projection } from '../../projections/projection.js';
+import { until } from '../support/wait.js';
 import { ProjectionRunner, READ_MODEL_VERSION, openReadModelDb } from '../../projections/runner.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-runner-'));
@@ -43,6 +44,38 @@ function withSlowReads(store: SqliteEventStore, reads = { count: 0 }): EventStor
   });
 }
 
+/**
+ * The store, with reads held at a gate until `open()`: what arrives while a read
+ * is held is known exactly, whatever the scheduler does. `after` records where
+ * each read started ('start' for the beginning of the log).
+ */
+function withGatedReads(store: SqliteEventStore) {
+  const after: string[] = [];
+  let opened = false;
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  const gated = new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop !== 'readAll') return Reflect.get(target, prop, receiver) as unknown;
+      return async (...args: Parameters<EventStore['readAll']>) => {
+        after.push(args[0]?.after ? positionToString(args[0].after) : 'start');
+        if (!opened) await gate;
+        return target.readAll(...args);
+      };
+    },
+  });
+  return {
+    store: gated as EventStore,
+    after,
+    /** Resolves once `count` reads have started. */
+    held: (count: number) => until(() => after.length >= count, `${count} reads started`),
+    open() {
+      opened = true;
+      release();
+    },
+  };
+}
+
 describe('projection runner', () => {
   it('applies each event once when catch-ups overlap while events are being appended', async () => {
     const store = new SqliteEventStore(join(dir, 'events.sqlite'), { synchronous: 'OFF' });
@@ -67,21 +100,30 @@ describe('projection runner', () => {
     db.close();
   });
 
-  it('serves a burst of catch-ups with a few reads, every caller seeing what was appended before it asked', async () => {
+  it('serves a burst of catch-ups with one shared catch-up, every caller seeing what was appended before it asked', async () => {
     const store = new SqliteEventStore(join(dir, 'burst.sqlite'), { synchronous: 'OFF' });
     const db = openReadModelDb(join(dir, 'burst-readmodels.sqlite'));
-    const reads = { count: 0 };
-    const runner = new ProjectionRunner(withSlowReads(store, reads), db, [applications], silentLogger);
+    const reads = withGatedReads(store);
+    const runner = new ProjectionRunner(reads.store, db, [applications], silentLogger);
     const applied = db.prepare('SELECT count(*) FROM applied').pluck();
+    const append = () => store.appendToStream('tenant-cus_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
     const callers: Array<Promise<void>> = [];
-    for (let i = 0; i < 50; i++) {
-      await store.appendToStream('tenant-cus_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
-      const seen = i + 1;
-      callers.push(runner.catchUp().then(() => expect(applied.get()).toBeGreaterThanOrEqual(seen)));
+    const ask = (seen: number) => callers.push(runner.catchUp().then(() => expect(applied.get()).toBeGreaterThanOrEqual(seen)));
+    await append();
+    ask(1);
+    // The first catch-up is reading (held at the gate) while 49 more events and callers arrive.
+    await reads.held(1);
+    for (let seen = 2; seen <= 50; seen++) {
+      await append();
+      ask(seen);
     }
+    expect(reads.after).toHaveLength(1);
+    reads.open();
     await Promise.all(callers);
     expect(applied.get()).toBe(50);
-    expect(reads.count).toBeLessThanOrEqual(6);
+    // The first catch-up reads the log to its end; the 49 callers that came while it read share one more, which finds nothing new.
+    const last = (await store.readAll({})).at(-1)!.position;
+    expect(reads.after).toEqual(['start', positionToString(last), positionToString(last)]);
     await runner.stop();
     await store.close();
     db.close();
