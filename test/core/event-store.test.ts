@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EsdbEventStore } from '../../core/event-store/esdb.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
+import { until } from '../support/wait.js';
 import { eventStoreContract } from './event-store.contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-store-'));
@@ -18,25 +19,46 @@ const esdbUrl = process.env.FLEET_ESDB_URL;
 if (esdbUrl) eventStoreContract('eventstoredb', async () => new EsdbEventStore(esdbUrl));
 
 describe('sqlite group commit', () => {
-  it('writes appends issued together in one transaction and keeps them durable across reopen', async () => {
+  const created = (i: number) => ({
+    id: crypto.randomUUID(),
+    type: 'CustomerCreated' as const,
+    data: { customer_id: `c${i}`, name: `n${i}`, plan: 'pro' as const, created_at: i },
+  });
+
+  it('keeps appends issued together durable across reopen, each at its own position', async () => {
     const path = join(dir, 'group.sqlite');
     const store = new SqliteEventStore(path);
-    const appends = Array.from({ length: 500 }, (_, i) =>
-      store.appendToStream(`telemetry-dev${i}`, [
-        {
-          id: crypto.randomUUID(),
-          type: 'CustomerCreated',
-          data: { customer_id: `c${i}`, name: `n${i}`, plan: 'pro', created_at: i },
-        },
-      ]),
-    );
-    const results = await Promise.all(appends);
+    const results = await Promise.all(Array.from({ length: 500 }, (_, i) => store.appendToStream(`telemetry-dev${i}`, [created(i)])));
     expect(new Set(results.map((r) => r.position.commit)).size).toBe(500);
     await store.close();
     const reopened = new SqliteEventStore(path);
     const all = await reopened.readAll({ maxCount: 1000 });
     expect(all).toHaveLength(500);
     await reopened.close();
+  });
+
+  it('writes appends issued in one turn in one transaction: an event the database refuses rolls back every append of the turn', async () => {
+    const path = join(dir, 'group-rollback.sqlite');
+    const store = new SqliteEventStore(path);
+    await store.appendToStream('telemetry-before', [created(-1)]);
+    // A second connection makes the database refuse one event type, as a failing disk or constraint would.
+    const side = new Database(path);
+    side.exec("CREATE TRIGGER refuse_poison BEFORE INSERT ON events WHEN NEW.type = 'Poison' BEGIN SELECT RAISE(ABORT, 'poison refused'); END");
+    const batch = Array.from({ length: 100 }, (_, i) => ({ stream: `telemetry-dev${i}`, event: created(i) }));
+    const poisoned = { ...batch[50]!.event, type: 'Poison' } as never;
+    const outcomes = await Promise.allSettled(batch.map(({ stream, event }, i) => store.appendToStream(stream, [i === 50 ? poisoned : event])));
+    // Separate transactions would have kept the 99 others.
+    expect(outcomes.map((o) => o.status)).toEqual(batch.map(() => 'rejected'));
+    expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/poison refused/);
+    expect(side.prepare('SELECT count(*) FROM events').pluck().get()).toBe(1);
+    expect((await store.readAll({})).map((e) => e.stream)).toEqual(['telemetry-before']);
+    side.exec('DROP TRIGGER refuse_poison');
+    side.close();
+    // The store goes on, and nothing of the rolled-back turn consumed a revision.
+    const retried = await Promise.all(batch.map(({ stream, event }) => store.appendToStream(stream, [event], { expectedRevision: 'no_stream' })));
+    expect(retried.map((r) => r.nextExpectedRevision)).toEqual(batch.map(() => 0n));
+    expect(await store.readAll({ maxCount: 1000 })).toHaveLength(101);
+    await store.close();
   });
 });
 
@@ -157,8 +179,7 @@ describe('sqlite stream index', () => {
     const { b } = await interleave(store, 'quiet', 0, 3);
     const log = new Database(path, { readonly: true });
     const indexedThrough = log.prepare("SELECT value FROM log_state WHERE name = 'indexed_through'").pluck();
-    for (let i = 0; i < 100 && indexedThrough.get() !== 6; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(indexedThrough.get()).toBe(6);
+    await until(() => indexedThrough.get() === 6, 'the quiet tail indexed');
     expect(log.prepare('SELECT count(*) FROM stream_index').pluck().get()).toBe(6);
     log.close();
     expect((await store.readStream('quiet-b')).map((e) => e.id)).toEqual(b);
