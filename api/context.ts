@@ -35,6 +35,10 @@ export interface MetricsSources {
     recordsStored: number;
     connectionsAccepted: number;
     openConnections: number;
+    /** Connections closed at accept, by cap: listener_cap, total_cap, address_cap, address_backoff. */
+    connectionsRejected: Record<string, number>;
+    loginTimeouts: number;
+    acceptErrors: number;
   };
   storeAppends?: () => { appends: number; events: number; failures: number };
 }

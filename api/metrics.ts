@@ -24,6 +24,15 @@ function mirroredCounter(registry: Registry, name: string, help: string) {
   };
 }
 
+/** A labelled counter mirroring monotonic values kept elsewhere, one series per key of `values`. */
+function mirroredLabelledCounter(registry: Registry, name: string, help: string, label: string) {
+  const counter = new Counter({ name, help, labelNames: [label], registers: [registry] });
+  return (values: Record<string, number>) => {
+    counter.reset();
+    for (const [key, value] of Object.entries(values)) counter.inc({ [label]: key }, value);
+  };
+}
+
 export function createMetrics(app: FastifyInstance, projections: ProjectionsView, sources: MetricsSources = {}): ApiMetrics {
   const registry = new Registry();
   const duration = new RequestDurationHistogram(
@@ -68,6 +77,14 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
         stored: mirroredCounter(registry, 'fleet_gateway_records_stored_total', 'Device records durably stored'),
         accepts: mirroredCounter(registry, 'fleet_gateway_connections_accepted_total', 'Device connections accepted'),
         open: new Gauge({ name: 'fleet_gateway_open_connections', help: 'Open device connections', registers: [registry] }),
+        rejected: mirroredLabelledCounter(
+          registry,
+          'fleet_gateway_connections_rejected_total',
+          'Device connections closed at accept by a cap (listener_cap, total_cap, address_cap, address_backoff)',
+          'reason',
+        ),
+        loginTimeouts: mirroredCounter(registry, 'fleet_gateway_login_timeouts_total', 'Connections closed for not logging in by the deadline'),
+        acceptErrors: mirroredCounter(registry, 'fleet_gateway_accept_errors_total', 'Failed accepts on the device listeners (EMFILE, ENFILE, ...)'),
       }
     : null;
   const store = sources.storeAppends
@@ -96,6 +113,9 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
         gateway.stored(s.recordsStored);
         gateway.accepts(s.connectionsAccepted);
         gateway.open.set(s.openConnections);
+        gateway.rejected(s.connectionsRejected);
+        gateway.loginTimeouts(s.loginTimeouts);
+        gateway.acceptErrors(s.acceptErrors);
       }
       if (store && sources.storeAppends) {
         const s = sources.storeAppends();

@@ -19,7 +19,7 @@ import type { GatewayStats } from './stats.js';
 import { recordsToEvents } from './to-events.js';
 import type { UnknownDeviceLog } from './unknown-devices.js';
 
-type CloseReason = 'closed' | 'idle_timeout' | 'protocol_error' | 'shutdown' | 'replaced' | 'refused';
+type CloseReason = 'closed' | 'idle_timeout' | 'login_timeout' | 'protocol_error' | 'shutdown' | 'replaced' | 'refused';
 
 export interface ConnectionDeps {
   store: EventStore;
@@ -29,6 +29,7 @@ export interface ConnectionDeps {
   unknownDevices: UnknownDeviceLog;
   stats: GatewayStats;
   offlineAfterMs: number;
+  /** From accept to login: a hard deadline, not an idle timer (a slow sender must not hold a socket forever). */
   loginTimeoutMs: number;
   maxQueuedFrames: number;
   /** Called once a device is bound, so an older connection of the same device can be closed. */
@@ -53,6 +54,7 @@ export class DeviceConnection {
   private resolveDrained: (() => void) | null = null;
   readonly remoteAddress: string;
   private readonly connectionId = randomUuid();
+  private loginDeadline: NodeJS.Timeout | null;
 
   constructor(
     private readonly socket: Socket,
@@ -64,11 +66,19 @@ export class DeviceConnection {
     this.session = { imei: null, model: null, timezoneMinutes: null, frameIndex: 0, now: this.lastSeenAt };
     this.log = deps.log.child({ protocol: protocol.name, remote: this.remoteAddress });
     socket.setNoDelay(true);
-    socket.setTimeout(deps.loginTimeoutMs);
+    this.loginDeadline = setTimeout(() => this.loginTimedOut(), deps.loginTimeoutMs);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('timeout', () => this.close(this.device ? 'idle_timeout' : 'protocol_error', 'no frame in time'));
+    // The idle timer runs only once the device is bound (the login deadline covers the time before).
+    socket.on('timeout', () => this.close('idle_timeout', 'no frame in time'));
     socket.on('error', (err) => this.log.debug({ err }, 'socket error'));
     socket.on('close', () => void this.onSocketClosed());
+  }
+
+  private loginTimedOut(): void {
+    this.loginDeadline = null;
+    if (this.device || this.closing) return;
+    this.deps.stats.loginTimeouts += 1;
+    this.close('login_timeout', 'no login before the deadline');
   }
 
   get deviceId(): string | null {
@@ -209,6 +219,7 @@ export class DeviceConnection {
     this.device = claim;
     this.session.imei = claim.imei;
     this.session.model = claim.model;
+    this.clearLoginDeadline();
     this.socket.setTimeout(this.deps.offlineAfterMs);
     this.deps.onBound(this);
     await this.deps.store.appendToStream(streams.device(claim.device_id), [
@@ -254,7 +265,13 @@ export class DeviceConnection {
   private resolveClosed: (() => void) | null = null;
   private readonly closedPromise = new Promise<void>((resolve) => (this.resolveClosed = resolve));
 
+  private clearLoginDeadline(): void {
+    if (this.loginDeadline) clearTimeout(this.loginDeadline);
+    this.loginDeadline = null;
+  }
+
   private async onSocketClosed(): Promise<void> {
+    this.clearLoginDeadline();
     const reason = this.closing ?? 'closed';
     this.closing = reason;
     this.queue.length = 0;
