@@ -78,6 +78,8 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
                       connectionsRejected: { ...s?.connectionsRejected },
                       loginTimeouts: s?.loginTimeouts ?? 0,
                       acceptErrors: s?.acceptErrors ?? 0,
+                      refusals: s?.refusals ?? {},
+                      closedForRefusals: s?.closedForRefusals ?? 0,
                     };
                   },
                 }

@@ -39,6 +39,9 @@ export interface MetricsSources {
     connectionsRejected: Record<string, number>;
     loginTimeouts: number;
     acceptErrors: number;
+    /** Refused device input by protocol, then reason. */
+    refusals: Record<string, Record<string, number>>;
+    closedForRefusals: number;
   };
   storeAppends?: () => { appends: number; events: number; failures: number };
 }

@@ -24,13 +24,18 @@ function mirroredCounter(registry: Registry, name: string, help: string) {
   };
 }
 
-/** A labelled counter mirroring monotonic values kept elsewhere, one series per key of `values`. */
-function mirroredLabelledCounter(registry: Registry, name: string, help: string, label: string) {
-  const counter = new Counter({ name, help, labelNames: [label], registers: [registry] });
-  return (values: Record<string, number>) => {
+/** A labelled counter mirroring monotonic values kept elsewhere: one series per entry. */
+function mirroredLabelledCounter<L extends string>(registry: Registry, name: string, help: string, labelNames: L[]) {
+  const counter = new Counter({ name, help, labelNames, registers: [registry] });
+  return (series: Array<{ labels: Record<L, string>; value: number }>) => {
     counter.reset();
-    for (const [key, value] of Object.entries(values)) counter.inc({ [label]: key }, value);
+    for (const { labels, value } of series) counter.inc(labels, value);
   };
+}
+
+/** `{ a: 1 }` as series labelled `label="a"`. */
+function byLabel<L extends string>(label: L, values: Record<string, number>) {
+  return Object.entries(values).map(([key, value]) => ({ labels: { [label]: key } as Record<L, string>, value }));
 }
 
 export function createMetrics(app: FastifyInstance, projections: ProjectionsView, sources: MetricsSources = {}): ApiMetrics {
@@ -81,7 +86,18 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
           registry,
           'fleet_gateway_connections_rejected_total',
           'Device connections closed at accept by a cap (listener_cap, total_cap, address_cap, address_backoff)',
-          'reason',
+          ['reason'],
+        ),
+        refusals: mirroredLabelledCounter(
+          registry,
+          'fleet_gateway_refusals_total',
+          'Refused device input by protocol and reason (a DecodeError code, junk, unframeable, no_login, unknown_device, ...)',
+          ['protocol', 'reason'],
+        ),
+        closedForRefusals: mirroredCounter(
+          registry,
+          'fleet_gateway_connections_closed_for_refusals_total',
+          'Device connections closed after a run of refused input',
         ),
         loginTimeouts: mirroredCounter(registry, 'fleet_gateway_login_timeouts_total', 'Connections closed for not logging in by the deadline'),
         acceptErrors: mirroredCounter(registry, 'fleet_gateway_accept_errors_total', 'Failed accepts on the device listeners (EMFILE, ENFILE, ...)'),
@@ -113,7 +129,13 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
         gateway.stored(s.recordsStored);
         gateway.accepts(s.connectionsAccepted);
         gateway.open.set(s.openConnections);
-        gateway.rejected(s.connectionsRejected);
+        gateway.rejected(byLabel('reason', s.connectionsRejected));
+        gateway.refusals(
+          Object.entries(s.refusals).flatMap(([protocol, reasons]) =>
+            Object.entries(reasons).map(([reason, value]) => ({ labels: { protocol, reason }, value })),
+          ),
+        );
+        gateway.closedForRefusals(s.closedForRefusals);
         gateway.loginTimeouts(s.loginTimeouts);
         gateway.acceptErrors(s.acceptErrors);
       }

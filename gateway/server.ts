@@ -37,6 +37,8 @@ export interface GatewayOptions {
 
 /** At most one log line per cap (and per listener error) in this interval; the next says how many were skipped. */
 const CAP_LOG_INTERVAL_MS = 10_000;
+/** At most one refusal line of each kind per remote address in this interval (connection.ts). */
+const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 export class Gateway {
   readonly stats: GatewayStats = newStats();
@@ -47,6 +49,7 @@ export class Gateway {
   private readonly unknownDevices: UnknownDeviceLog;
   private readonly admission: ConnectionAdmission;
   private readonly capLog = new LogThrottle(CAP_LOG_INTERVAL_MS);
+  private readonly refusalLog = new LogThrottle(REFUSAL_LOG_INTERVAL_MS);
 
   constructor(private readonly options: GatewayOptions) {
     this.directory = new DeviceDirectory(options.store, options.clock);
@@ -107,6 +110,7 @@ export class Gateway {
       directory: this.directory,
       unknownDevices: this.unknownDevices,
       stats: this.stats,
+      refusalLog: this.refusalLog,
       offlineAfterMs: this.options.offlineAfterS * 1000,
       loginTimeoutMs: this.options.loginTimeoutS * 1000,
       maxQueuedFrames: this.options.maxQueuedFrames,

@@ -17,6 +17,10 @@ export interface GatewayStats {
   loginTimeouts: number;
   /** accept() failures reported by the listeners (EMFILE, ENFILE...). */
   acceptErrors: number;
+  /** Refused input by protocol, then reason (a DecodeError code, `junk`, `unframeable`, `no_login`...). */
+  refusals: Record<string, Record<string, number>>;
+  /** Connections closed for a run of refused input (connection.ts MAX_REFUSED_IN_A_ROW). */
+  closedForRefusals: number;
 }
 
 export function newStats(): GatewayStats {
@@ -31,5 +35,7 @@ export function newStats(): GatewayStats {
     connectionsRejected: { listener_cap: 0, total_cap: 0, address_cap: 0, address_backoff: 0 },
     loginTimeouts: 0,
     acceptErrors: 0,
+    refusals: {},
+    closedForRefusals: 0,
   };
 }
