@@ -75,6 +75,11 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
                       recordsStored: s?.recordsStored ?? 0,
                       connectionsAccepted: s?.connections ?? 0,
                       openConnections: gateway?.openConnections ?? 0,
+                      connectionsRejected: { ...s?.connectionsRejected },
+                      loginTimeouts: s?.loginTimeouts ?? 0,
+                      acceptErrors: s?.acceptErrors ?? 0,
+                      refusals: s?.refusals ?? {},
+                      closedForRefusals: s?.closedForRefusals ?? 0,
                     };
                   },
                 }
@@ -100,6 +105,8 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
       offlineAfterS: config.offlineAfterS,
       loginTimeoutS: config.loginTimeoutS,
       maxConnections: config.maxConnections,
+      maxTotalConnections: config.maxTotalConnections,
+      maxConnectionsPerAddress: config.maxConnectionsPerAddress,
       maxQueuedFrames: config.maxQueuedFrames,
     });
     const bound = await gateway.start();

@@ -35,6 +35,13 @@ export interface MetricsSources {
     recordsStored: number;
     connectionsAccepted: number;
     openConnections: number;
+    /** Connections closed at accept, by cap: listener_cap, total_cap, address_cap, address_backoff. */
+    connectionsRejected: Record<string, number>;
+    loginTimeouts: number;
+    acceptErrors: number;
+    /** Refused device input by protocol, then reason. */
+    refusals: Record<string, Record<string, number>>;
+    closedForRefusals: number;
   };
   storeAppends?: () => { appends: number; events: number; failures: number };
 }

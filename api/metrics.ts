@@ -24,6 +24,20 @@ function mirroredCounter(registry: Registry, name: string, help: string) {
   };
 }
 
+/** A labelled counter mirroring monotonic values kept elsewhere: one series per entry. */
+function mirroredLabelledCounter<L extends string>(registry: Registry, name: string, help: string, labelNames: L[]) {
+  const counter = new Counter({ name, help, labelNames, registers: [registry] });
+  return (series: Array<{ labels: Record<L, string>; value: number }>) => {
+    counter.reset();
+    for (const { labels, value } of series) counter.inc(labels, value);
+  };
+}
+
+/** `{ a: 1 }` as series labelled `label="a"`. */
+function byLabel<L extends string>(label: L, values: Record<string, number>) {
+  return Object.entries(values).map(([key, value]) => ({ labels: { [label]: key } as Record<L, string>, value }));
+}
+
 export function createMetrics(app: FastifyInstance, projections: ProjectionsView, sources: MetricsSources = {}): ApiMetrics {
   const registry = new Registry();
   const duration = new RequestDurationHistogram(
@@ -68,6 +82,25 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
         stored: mirroredCounter(registry, 'fleet_gateway_records_stored_total', 'Device records durably stored'),
         accepts: mirroredCounter(registry, 'fleet_gateway_connections_accepted_total', 'Device connections accepted'),
         open: new Gauge({ name: 'fleet_gateway_open_connections', help: 'Open device connections', registers: [registry] }),
+        rejected: mirroredLabelledCounter(
+          registry,
+          'fleet_gateway_connections_rejected_total',
+          'Device connections closed at accept by a cap (listener_cap, total_cap, address_cap, address_backoff)',
+          ['reason'],
+        ),
+        refusals: mirroredLabelledCounter(
+          registry,
+          'fleet_gateway_refusals_total',
+          'Refused device input by protocol and reason (a DecodeError code, junk, unframeable, no_login, unknown_device, ...)',
+          ['protocol', 'reason'],
+        ),
+        closedForRefusals: mirroredCounter(
+          registry,
+          'fleet_gateway_connections_closed_for_refusals_total',
+          'Device connections closed after a run of refused input',
+        ),
+        loginTimeouts: mirroredCounter(registry, 'fleet_gateway_login_timeouts_total', 'Connections closed for not logging in by the deadline'),
+        acceptErrors: mirroredCounter(registry, 'fleet_gateway_accept_errors_total', 'Failed accepts on the device listeners (EMFILE, ENFILE, ...)'),
       }
     : null;
   const store = sources.storeAppends
@@ -96,6 +129,15 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
         gateway.stored(s.recordsStored);
         gateway.accepts(s.connectionsAccepted);
         gateway.open.set(s.openConnections);
+        gateway.rejected(byLabel('reason', s.connectionsRejected));
+        gateway.refusals(
+          Object.entries(s.refusals).flatMap(([protocol, reasons]) =>
+            Object.entries(reasons).map(([reason, value]) => ({ labels: { protocol, reason }, value })),
+          ),
+        );
+        gateway.closedForRefusals(s.closedForRefusals);
+        gateway.loginTimeouts(s.loginTimeouts);
+        gateway.acceptErrors(s.acceptErrors);
       }
       if (store && sources.storeAppends) {
         const s = sources.storeAppends();

@@ -21,9 +21,17 @@ export interface Config {
   jt808Port: number;
   /** A device silent this long is marked offline and its connection closed. */
   offlineAfterS: number;
-  /** A connection that has not identified its device within this time is closed. */
+  /** A connection that has not logged in this long after it was accepted is closed, however much it sends. */
   loginTimeoutS: number;
+  /** Open connections per listener (protocol port). */
   maxConnections: number;
+  /**
+   * Open device connections over all listeners; null derives it from the process's
+   * open-file limit (gateway/connection-limits.ts), and a value above that is lowered.
+   */
+  maxTotalConnections: number | null;
+  /** Open device connections from one remote address (trackers behind one carrier NAT share an address). */
+  maxConnectionsPerAddress: number;
   /** Frames queued per connection before the socket is paused (backpressure). */
   maxQueuedFrames: number;
   logLevel: string;
@@ -90,6 +98,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     offlineAfterS: int(env, 'FLEET_OFFLINE_AFTER_S', 600, 1, 86_400),
     loginTimeoutS: int(env, 'FLEET_LOGIN_TIMEOUT_S', 60, 1, 3600),
     maxConnections: int(env, 'FLEET_MAX_CONNECTIONS', 20_000, 1, 1_000_000),
+    maxTotalConnections: env.FLEET_MAX_TOTAL_CONNECTIONS ? int(env, 'FLEET_MAX_TOTAL_CONNECTIONS', 0, 1, 1_000_000) : null,
+    maxConnectionsPerAddress: int(env, 'FLEET_MAX_CONNECTIONS_PER_ADDRESS', 1000, 1, 1_000_000),
     maxQueuedFrames: int(env, 'FLEET_MAX_QUEUED_FRAMES', 256, 1, 100_000),
     logLevel: env.FLEET_LOG_LEVEL || 'info',
     allowPrivateWebhookUrls: env.FLEET_ALLOW_PRIVATE_WEBHOOK_URLS === '1',

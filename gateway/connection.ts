@@ -14,12 +14,13 @@ import type { Logger } from '../core/logger.js';
 import { streams } from '../core/streams.js';
 import { DecodeError } from './codec/reader.js';
 import { DeviceDirectory, identityLabel } from './directory.js';
+import type { LogThrottle } from './log-throttle.js';
 import type { Decoded, DeviceIdentity, ProtocolModule, SessionInfo } from './protocol.js';
 import type { GatewayStats } from './stats.js';
 import { recordsToEvents } from './to-events.js';
 import type { UnknownDeviceLog } from './unknown-devices.js';
 
-type CloseReason = 'closed' | 'idle_timeout' | 'protocol_error' | 'shutdown' | 'replaced' | 'refused';
+type CloseReason = 'closed' | 'idle_timeout' | 'login_timeout' | 'protocol_error' | 'shutdown' | 'replaced' | 'refused';
 
 export interface ConnectionDeps {
   store: EventStore;
@@ -28,7 +29,10 @@ export interface ConnectionDeps {
   directory: DeviceDirectory;
   unknownDevices: UnknownDeviceLog;
   stats: GatewayStats;
+  /** Shared by every connection: refusal log lines at most once per interval per remote address. */
+  refusalLog: LogThrottle;
   offlineAfterMs: number;
+  /** From accept to login: a hard deadline, not an idle timer (a slow sender must not hold a socket forever). */
   loginTimeoutMs: number;
   maxQueuedFrames: number;
   /** Called once a device is bound, so an older connection of the same device can be closed. */
@@ -36,8 +40,17 @@ export interface ConnectionDeps {
   onClosed(connection: DeviceConnection): void;
 }
 
-/** Longest frame hex written to a log line. */
-const LOG_HEX_BYTES = 512;
+/** Bytes of a refused frame's hex written to a log line: enough to recognise it, too few to fill a disk. */
+const LOG_HEX_BYTES = 64;
+
+/**
+ * Refused inputs in a row (frames that do not decode, runs of junk bytes, frames
+ * before login) after which the connection is closed. A real unit gets an
+ * occasional frame wrong, then a good one resets the count; eight in a row is a
+ * unit talking another protocol, a broken one, or an attacker, and each costs a
+ * decode and a reply.
+ */
+export const MAX_REFUSED_IN_A_ROW = 8;
 
 export class DeviceConnection {
   private pending: Buffer | null = null;
@@ -52,23 +65,37 @@ export class DeviceConnection {
   private drained: Promise<void> = Promise.resolve();
   private resolveDrained: (() => void) | null = null;
   readonly remoteAddress: string;
+  /** The remote IP without the port: the key of per-address log limits. */
+  private readonly remoteHost: string;
   private readonly connectionId = randomUuid();
+  private refusedInARow = 0;
+  private refusalLogged = false;
+  private loginDeadline: NodeJS.Timeout | null;
 
   constructor(
     private readonly socket: Socket,
     private readonly protocol: ProtocolModule,
     private readonly deps: ConnectionDeps,
   ) {
-    this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    this.remoteHost = socket.remoteAddress ?? '?';
+    this.remoteAddress = `${this.remoteHost}:${socket.remotePort ?? '?'}`;
     this.lastSeenAt = deps.clock.now();
     this.session = { imei: null, model: null, timezoneMinutes: null, frameIndex: 0, now: this.lastSeenAt };
     this.log = deps.log.child({ protocol: protocol.name, remote: this.remoteAddress });
     socket.setNoDelay(true);
-    socket.setTimeout(deps.loginTimeoutMs);
+    this.loginDeadline = setTimeout(() => this.loginTimedOut(), deps.loginTimeoutMs);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('timeout', () => this.close(this.device ? 'idle_timeout' : 'protocol_error', 'no frame in time'));
+    // The idle timer runs only once the device is bound (the login deadline covers the time before).
+    socket.on('timeout', () => this.close('idle_timeout', 'no frame in time'));
     socket.on('error', (err) => this.log.debug({ err }, 'socket error'));
     socket.on('close', () => void this.onSocketClosed());
+  }
+
+  private loginTimedOut(): void {
+    this.loginDeadline = null;
+    if (this.device || this.closing) return;
+    this.deps.stats.loginTimeouts += 1;
+    this.close('login_timeout', 'no login before the deadline');
   }
 
   get deviceId(): string | null {
@@ -81,16 +108,16 @@ export class DeviceConnection {
     const split = this.protocol.splitFrames(buf);
     if (split.skipped > 0) {
       this.deps.stats.bytesSkipped += split.skipped;
-      this.log.warn({ device: this.label(), skipped: split.skipped }, 'junk bytes skipped between frames');
+      // A run of junk as long as the longest frame counts as one more refused frame.
+      const weight = 1 + Math.floor(split.skipped / this.protocol.maxFrameBytes);
+      if (this.refused('junk', buf, `${split.skipped} junk bytes skipped between frames`, weight)) return;
     }
     for (const frame of split.frames) this.queue.push(frame);
     const rest = split.consumed < buf.length ? buf.subarray(split.consumed) : null;
     this.pending = rest;
     if (split.fatal) {
-      this.log.warn(
-        { device: this.label(), reason: split.fatal, hex: hexOf(rest ?? buf) },
-        'unframeable input; closing connection',
-      );
+      this.logRefusal('unframeable', rest ?? buf, split.fatal, 'unframeable input; closing connection');
+      this.count('unframeable');
       this.pending = null;
       this.closeAfterQueue('protocol_error');
     }
@@ -140,11 +167,15 @@ export class DeviceConnection {
     } catch (err) {
       this.deps.stats.framesRefused += 1;
       if (err instanceof DecodeError) {
-        this.log.warn({ device: this.label(), code: err.code, reason: err.message, hex: hexOf(frame) }, 'frame refused');
         if (err.reply) this.write(err.reply);
+        this.refused(err.code, frame, err.message);
         return;
       }
-      this.log.error({ err, device: this.label(), hex: hexOf(frame) }, 'decoder failed; closing connection');
+      // A bug of ours, not the device's: logged as an error, but still at most once per address per interval.
+      this.count('decoder_failure');
+      if (this.deps.refusalLog.take(`decoder|${this.remoteHost}`, this.deps.clock.now()) >= 0) {
+        this.log.error({ err, device: this.label(), hex: hexOf(frame) }, 'decoder failed; closing connection');
+      }
       this.close('protocol_error', 'decoder failure');
       return;
     } finally {
@@ -162,13 +193,15 @@ export class DeviceConnection {
     }
     if (!this.device) {
       this.deps.stats.framesRefused += 1;
-      this.log.warn({ hex: hexOf(frame) }, 'frame before the device identified itself; closing');
+      this.count('no_login');
+      this.logRefusal('no_login', frame, 'no login frame first', 'frame before the device identified itself; closing');
       this.close('protocol_error', 'no login');
       return;
     }
     this.lastSeenAt = now;
+    this.refusedInARow = 0;
     this.deps.stats.framesAccepted += 1;
-    if (decoded.ignoredReason !== undefined) {
+    if (decoded.ignoredReason !== undefined && this.log.isLevelEnabled('debug')) {
       this.log.debug({ device: this.label(), reason: decoded.ignoredReason, hex: hexOf(frame) }, 'frame not turned into records');
     }
     if (decoded.records.length > 0) {
@@ -196,19 +229,22 @@ export class DeviceConnection {
     if (this.device) {
       const other = await this.deps.directory.resolve(identity);
       if (other?.device_id === this.device.device_id) return true;
-      this.log.warn({ device: this.label(), other: identityLabel(identity) }, 'identity changed mid-connection');
+      this.count('identity_changed');
+      this.logRefusal('identity_changed', null, identityLabel(identity), 'identity changed mid-connection; closing');
       return false;
     }
     const claim = await this.deps.directory.resolve(identity);
     if (!claim) {
       this.deps.stats.unknownDeviceFrames += 1;
-      this.log.warn({ identifier: identityLabel(identity) }, 'unknown device refused');
+      this.count('unknown_device');
+      this.logRefusal('unknown_device', null, identityLabel(identity), 'unknown device refused');
       await this.deps.unknownDevices.record(identityLabel(identity), this.protocol.name, this.remoteAddress);
       return false;
     }
     this.device = claim;
     this.session.imei = claim.imei;
     this.session.model = claim.model;
+    this.clearLoginDeadline();
     this.socket.setTimeout(this.deps.offlineAfterMs);
     this.deps.onBound(this);
     await this.deps.store.appendToStream(streams.device(claim.device_id), [
@@ -229,6 +265,41 @@ export class DeviceConnection {
     return true;
   }
 
+  /** Counts refused input by protocol and reason (for /metrics). */
+  private count(reason: string): void {
+    const byReason = (this.deps.stats.refusals[this.protocol.name] ??= {});
+    byReason[reason] = (byReason[reason] ?? 0) + 1;
+  }
+
+  /**
+   * One refused input: counted, logged (only the connection's first, and at most once per
+   * address per interval), and the connection closed once MAX_REFUSED_IN_A_ROW follow each
+   * other (`weight`: how many refusals this input counts for). True when the connection is being closed.
+   */
+  private refused(reason: string, bytes: Buffer, why: string, weight = 1): boolean {
+    this.count(reason);
+    this.refusedInARow += weight;
+    if (!this.refusalLogged) {
+      this.refusalLogged = true;
+      this.logRefusal(reason, bytes, why, 'input refused');
+    }
+    if (this.refusedInARow < MAX_REFUSED_IN_A_ROW) return false;
+    this.deps.stats.closedForRefusals += 1;
+    this.logRefusal(reason, bytes, why, `${MAX_REFUSED_IN_A_ROW} refused inputs in a row; closing`);
+    this.close('protocol_error', 'refused inputs in a row');
+    return true;
+  }
+
+  /** A refusal log line with a sample of the bytes, unless this address had one within the interval. */
+  private logRefusal(reason: string, bytes: Buffer | null, why: string, message: string): void {
+    const skipped = this.deps.refusalLog.take(`${message}|${this.remoteHost}`, this.deps.clock.now());
+    if (skipped < 0) return;
+    this.log.warn(
+      { device: this.label(), reason, why, ...(bytes ? { hex: hexOf(bytes) } : {}), notLoggedForAddress: skipped },
+      message,
+    );
+  }
+
   private write(bytes: Buffer): void {
     if (!this.socket.destroyed) this.socket.write(bytes);
   }
@@ -239,6 +310,8 @@ export class DeviceConnection {
     this.closing = reason;
     this.log.debug({ device: this.label(), reason, why }, 'closing connection');
     this.socket.end();
+    // Read (and drop) what the peer still sends, so its end of the stream arrives and the socket closes.
+    if (this.paused) this.socket.resume();
     // A peer that never reads must not hold the socket open.
     setTimeout(() => this.socket.destroy(), 2_000).unref();
   }
@@ -254,7 +327,13 @@ export class DeviceConnection {
   private resolveClosed: (() => void) | null = null;
   private readonly closedPromise = new Promise<void>((resolve) => (this.resolveClosed = resolve));
 
+  private clearLoginDeadline(): void {
+    if (this.loginDeadline) clearTimeout(this.loginDeadline);
+    this.loginDeadline = null;
+  }
+
   private async onSocketClosed(): Promise<void> {
+    this.clearLoginDeadline();
     const reason = this.closing ?? 'closed';
     this.closing = reason;
     this.queue.length = 0;

@@ -1,16 +1,19 @@
 /**
  * The gateway: one TCP listener per protocol. It owns the sockets; protocol
  * modules stay pure. Stopping drains every connection (the frame in hand is
- * stored and acknowledged) before the listeners close.
+ * stored and acknowledged) before the listeners close. New connections pass
+ * the caps of connection-limits.ts before any work is done for them.
  */
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import type { Clock } from '../core/clock.js';
 import type { EventStore } from '../core/event-store/port.js';
 import type { Logger } from '../core/logger.js';
 import { DeviceConnection } from './connection.js';
+import { ConnectionAdmission, readFileLimit, totalConnectionCap, type FileLimit } from './connection-limits.js';
 import { DeviceDirectory } from './directory.js';
 import type { ProtocolModule, ProtocolName } from './protocol.js';
-import { newStats, type GatewayStats } from './stats.js';
+import { LogThrottle } from './log-throttle.js';
+import { newStats, type ConnectionRejection, type GatewayStats } from './stats.js';
 import { UnknownDeviceLog } from './unknown-devices.js';
 
 export interface GatewayOptions {
@@ -20,10 +23,22 @@ export interface GatewayOptions {
   host: string;
   listeners: Array<{ protocol: ProtocolModule; port: number }>;
   offlineAfterS: number;
+  /** Deadline from accept to login; traffic does not extend it. */
   loginTimeoutS: number;
+  /** Open connections per listener. */
   maxConnections: number;
+  /** Open connections over all listeners; null or absent: derived from the open-file limit. */
+  maxTotalConnections?: number | null;
+  maxConnectionsPerAddress: number;
   maxQueuedFrames: number;
+  /** The process's open-file limit; read from the system when absent. */
+  fileLimit?: FileLimit;
 }
+
+/** At most one log line per cap (and per listener error) in this interval; the next says how many were skipped. */
+const CAP_LOG_INTERVAL_MS = 10_000;
+/** At most one refusal line of each kind per remote address in this interval (connection.ts). */
+const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 export class Gateway {
   readonly stats: GatewayStats = newStats();
@@ -32,10 +47,28 @@ export class Gateway {
   private readonly byDevice = new Map<string, DeviceConnection>();
   private readonly directory: DeviceDirectory;
   private readonly unknownDevices: UnknownDeviceLog;
+  private readonly admission: ConnectionAdmission;
+  private readonly capLog = new LogThrottle(CAP_LOG_INTERVAL_MS);
+  private readonly refusalLog = new LogThrottle(REFUSAL_LOG_INTERVAL_MS);
 
   constructor(private readonly options: GatewayOptions) {
     this.directory = new DeviceDirectory(options.store, options.clock);
     this.unknownDevices = new UnknownDeviceLog(options.store, options.clock, options.log);
+    const fileLimit = options.fileLimit ?? readFileLimit();
+    this.admission = new ConnectionAdmission(
+      totalConnectionCap(fileLimit, options.maxTotalConnections ?? null),
+      options.maxConnectionsPerAddress,
+    );
+    options.log.info(
+      {
+        fileLimit: fileLimit.soft,
+        fileLimitSource: fileLimit.source,
+        maxTotalConnections: this.admission.maxTotal,
+        maxConnectionsPerListener: options.maxConnections,
+        maxConnectionsPerAddress: this.admission.maxPerAddress,
+      },
+      'gateway connection caps',
+    );
   }
 
   /** Starts every listener; resolves with the ports actually bound (0 picks a free one). */
@@ -44,11 +77,13 @@ export class Gateway {
     for (const { protocol, port } of this.options.listeners) {
       const server = createServer({ noDelay: true }, (socket) => this.accept(socket, protocol));
       server.maxConnections = this.options.maxConnections;
-      server.on('drop', (info) => this.options.log.warn({ protocol: protocol.name, remote: info?.remoteAddress }, 'connection cap reached; connection dropped'));
+      server.on('drop', (info) => this.rejected('listener_cap', protocol.name, info?.remoteAddress ?? '?'));
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, this.options.host, () => {
           server.off('error', reject);
+          // After listen, errors are failed accepts (EMFILE, ENFILE): libuv sheds the connection; we count and log.
+          server.on('error', (err) => this.acceptFailed(protocol.name, err));
           resolve();
         });
       });
@@ -59,7 +94,14 @@ export class Gateway {
     return ports;
   }
 
-  private accept(socket: import('node:net').Socket, protocol: ProtocolModule): void {
+  private accept(socket: Socket, protocol: ProtocolModule): void {
+    const address = socket.remoteAddress ?? '?';
+    const rejection = this.admission.admit(address, this.options.clock.now());
+    if (rejection) {
+      socket.destroy();
+      this.rejected(rejection, protocol.name, address);
+      return;
+    }
     this.stats.connections += 1;
     const connection = new DeviceConnection(socket, protocol, {
       store: this.options.store,
@@ -68,6 +110,7 @@ export class Gateway {
       directory: this.directory,
       unknownDevices: this.unknownDevices,
       stats: this.stats,
+      refusalLog: this.refusalLog,
       offlineAfterMs: this.options.offlineAfterS * 1000,
       loginTimeoutMs: this.options.loginTimeoutS * 1000,
       maxQueuedFrames: this.options.maxQueuedFrames,
@@ -79,12 +122,39 @@ export class Gateway {
         this.byDevice.set(id, c);
       },
       onClosed: (c) => {
+        this.admission.release(address);
         this.connections.delete(c);
         const id = c.deviceId;
         if (id && this.byDevice.get(id) === c) this.byDevice.delete(id);
       },
     });
     this.connections.add(connection);
+  }
+
+  /** Counted, and logged at most once per cap per interval with how many were not logged. */
+  private rejected(reason: ConnectionRejection, protocol: ProtocolName, remote: string): void {
+    this.stats.connectionsRejected[reason] += 1;
+    const skipped = this.capLog.take(reason, this.options.clock.now());
+    if (skipped < 0) return;
+    this.options.log.warn(
+      {
+        reason,
+        protocol,
+        remote,
+        rejectedSinceLastLine: skipped,
+        open: this.connections.size,
+        maxTotal: this.admission.maxTotal,
+        maxPerAddress: this.admission.maxPerAddress,
+        maxPerListener: this.options.maxConnections,
+      },
+      'connection cap reached; new connection closed',
+    );
+  }
+
+  private acceptFailed(protocol: ProtocolName, err: Error): void {
+    this.stats.acceptErrors += 1;
+    const skipped = this.capLog.take('accept_error', this.options.clock.now());
+    if (skipped >= 0) this.options.log.error({ err, protocol, failedSinceLastLine: skipped }, 'accept failed');
   }
 
   get openConnections(): number {

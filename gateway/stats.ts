@@ -1,4 +1,9 @@
 /** Counters the gateway keeps for logs, benchmarks and /metrics. */
+import type { Rejection } from './connection-limits.js';
+
+/** Why a connection was closed at accept: its listener was full, or the caps of connection-limits.ts. */
+export type ConnectionRejection = Rejection | 'listener_cap';
+
 export interface GatewayStats {
   connections: number;
   framesAccepted: number;
@@ -7,6 +12,15 @@ export interface GatewayStats {
   bytesSkipped: number;
   unknownDeviceFrames: number;
   appendFailures: number;
+  connectionsRejected: Record<ConnectionRejection, number>;
+  /** Connections closed because they had not logged in by the deadline. */
+  loginTimeouts: number;
+  /** accept() failures reported by the listeners (EMFILE, ENFILE...). */
+  acceptErrors: number;
+  /** Refused input by protocol, then reason (a DecodeError code, `junk`, `unframeable`, `no_login`...). */
+  refusals: Record<string, Record<string, number>>;
+  /** Connections closed for a run of refused input (connection.ts MAX_REFUSED_IN_A_ROW). */
+  closedForRefusals: number;
 }
 
 export function newStats(): GatewayStats {
@@ -18,5 +32,10 @@ export function newStats(): GatewayStats {
     bytesSkipped: 0,
     unknownDeviceFrames: 0,
     appendFailures: 0,
+    connectionsRejected: { listener_cap: 0, total_cap: 0, address_cap: 0, address_backoff: 0 },
+    loginTimeouts: 0,
+    acceptErrors: 0,
+    refusals: {},
+    closedForRefusals: 0,
   };
 }

@@ -63,7 +63,18 @@ describe('/healthz and /readyz', () => {
 
 describe('/metrics', () => {
   it('exposes gateway, store, projection and HTTP metrics in the Prometheus text format', async () => {
-    const gateway = { framesAccepted: 42, framesRefused: 3, recordsStored: 40, connectionsAccepted: 7, openConnections: 5 };
+    const gateway = {
+      framesAccepted: 42,
+      framesRefused: 3,
+      recordsStored: 40,
+      connectionsAccepted: 7,
+      openConnections: 5,
+      connectionsRejected: { listener_cap: 0, total_cap: 2, address_cap: 9, address_backoff: 11 },
+      loginTimeouts: 4,
+      acceptErrors: 1,
+      refusals: { jt808: { truncated: 8, junk: 2 }, gt06: { bad_checksum: 3 } },
+      closedForRefusals: 1,
+    };
     const appends = { appends: 12, events: 30, failures: 1 };
     await start({ metrics: { gateway: () => gateway, storeAppends: () => appends } });
     const { apiKey } = await h.newCustomer();
@@ -78,6 +89,13 @@ describe('/metrics', () => {
     expect(text).toContain('# TYPE fleet_gateway_frames_accepted_total counter');
     expect(text).toMatch(/^fleet_gateway_frames_accepted_total 42$/m);
     expect(text).toMatch(/^fleet_gateway_frames_refused_total 3$/m);
+    expect(text).toMatch(/^fleet_gateway_connections_rejected_total\{reason="address_cap"\} 9$/m);
+    expect(text).toMatch(/^fleet_gateway_connections_rejected_total\{reason="address_backoff"\} 11$/m);
+    expect(text).toMatch(/^fleet_gateway_login_timeouts_total 4$/m);
+    expect(text).toMatch(/^fleet_gateway_accept_errors_total 1$/m);
+    expect(text).toMatch(/^fleet_gateway_refusals_total\{protocol="jt808",reason="truncated"\} 8$/m);
+    expect(text).toMatch(/^fleet_gateway_refusals_total\{protocol="gt06",reason="bad_checksum"\} 3$/m);
+    expect(text).toMatch(/^fleet_gateway_connections_closed_for_refusals_total 1$/m);
     expect(text).toMatch(/^fleet_gateway_records_stored_total 40$/m);
     expect(text).toMatch(/^fleet_gateway_open_connections 5$/m);
     expect(text).toMatch(/^fleet_store_appends_total 12$/m);

@@ -63,6 +63,7 @@ async function main(): Promise<void> {
     offlineAfterS: 600,
     loginTimeoutS: 60,
     maxConnections: 100_000,
+    maxConnectionsPerAddress: 100_000,
     maxQueuedFrames: 256,
   });
   const ports = await gateway.start();

@@ -43,6 +43,7 @@ export async function startGatewayHarness(
     offlineAfterS: 600,
     loginTimeoutS: 60,
     maxConnections: 1000,
+    maxConnectionsPerAddress: 1000,
     maxQueuedFrames: 64,
     ...options,
   });

@@ -22,9 +22,10 @@ export class TcpClient {
     socket.on('error', () => {});
   }
 
-  static async open(port: number, host = '127.0.0.1'): Promise<TcpClient> {
+  /** `localAddress` picks the client's own address (any of 127.0.0.0/8 on Linux), to look like another remote. */
+  static async open(port: number, host = '127.0.0.1', localAddress?: string): Promise<TcpClient> {
     const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = connect({ port, host, noDelay: true }, () => resolve(s));
+      const s = connect({ port, host, noDelay: true, ...(localAddress ? { localAddress } : {}) }, () => resolve(s));
       s.once('error', reject);
     });
     return new TcpClient(socket);
