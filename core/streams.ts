@@ -10,4 +10,6 @@ export const streams = {
   imei: (imei: string) => `imei-${imei}`,
   terminal: (terminalId: string) => `terminal-${terminalId}`,
   unknownDevice: (identifier: string) => `unknown-${identifier}`,
+  /** Configuration and requests (redeliver, replay) of one webhook endpoint. */
+  webhook: (webhookId: string) => `webhook-${webhookId}`,
 } as const;

@@ -128,6 +128,13 @@ export const tenantsProjection: Projection = {
         case 'AlarmReported':
         case 'DeviceEventRaised':
         case 'UnknownDeviceSeen':
+        case 'WebhookEndpointCreated':
+        case 'WebhookEndpointUpdated':
+        case 'WebhookSecretRotated':
+        case 'WebhookEndpointDisabled':
+        case 'WebhookEndpointDeleted':
+        case 'WebhookRedeliveryRequested':
+        case 'WebhookReplayRequested':
           return;
         default:
           assertNever(e);
