@@ -2,10 +2,13 @@
  * Decoded records become domain events. Event ids derive from the device and
  * the record's bytes (prefixed by its fix time, for index locality), so a
  * frame the device resends after a lost ack is stored once: the store ignores
- * ids it already holds.
+ * ids it already holds. A fix that cannot be true (core/fix-plausibility.ts)
+ * is stored with `valid: false` and its reason in the `implausible` attribute,
+ * and lends no position to the alarms of its record.
  */
 import type { DeviceClaim, DomainEvent } from '../core/events.js';
 import type { EventToAppend } from '../core/event-store/port.js';
+import { implausibility } from '../core/fix-plausibility.js';
 import { timeOrderedContentUuid } from '../core/ids.js';
 import type { DecodedRecord, ProtocolName } from './protocol.js';
 
@@ -18,6 +21,7 @@ export function recordsToEvents(
   const out: EventToAppend<DomainEvent>[] = [];
   for (const r of records) {
     const hasLocation = r.lat !== null && r.lng !== null;
+    const implausible = hasLocation ? implausibility(r.lat!, r.lng!, r.speedKmh, r.fixTime) : null;
     if (hasLocation) {
       out.push({
         id: timeOrderedContentUuid(r.fixTime, 'position', device.device_id, r.raw),
@@ -28,7 +32,7 @@ export function recordsToEvents(
           protocol,
           fix_time: r.fixTime,
           received_at: receivedAt,
-          valid: r.valid,
+          valid: r.valid && implausible === null,
           lat: r.lat!,
           lng: r.lng!,
           speed_kmh: r.speedKmh,
@@ -37,7 +41,7 @@ export function recordsToEvents(
           satellites: r.satellites,
           ignition: r.ignition,
           odometer_m: r.odometerM,
-          attributes: r.attributes,
+          attributes: implausible === null ? r.attributes : { ...r.attributes, implausible },
         },
       });
     } else if (r.alarms.length === 0) {
@@ -55,6 +59,7 @@ export function recordsToEvents(
         },
       });
     }
+    const usableLocation = hasLocation && implausible === null;
     for (const alarm of r.alarms) {
       out.push({
         id: timeOrderedContentUuid(r.fixTime, 'alarm', device.device_id, alarm.kind, r.raw),
@@ -67,9 +72,7 @@ export function recordsToEvents(
           occurred_at: r.fixTime,
           received_at: receivedAt,
           level: alarm.level ?? null,
-          position: hasLocation
-            ? { lat: r.lat!, lng: r.lng!, speed_kmh: r.speedKmh, heading_deg: r.headingDeg }
-            : null,
+          position: usableLocation ? { lat: r.lat!, lng: r.lng!, speed_kmh: r.speedKmh, heading_deg: r.headingDeg } : null,
           details: alarm.details ?? {},
         },
       });

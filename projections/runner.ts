@@ -25,8 +25,9 @@ const CHECKPOINT = 'read-models';
  * rule, a fixed bug): read models built by another version are dropped when
  * opened and rebuilt from the log, so no row of the old logic survives.
  * 2: future-dated fixes no longer count (projections/usable-fix.ts).
+ * 3: implausible fixes (core/fix-plausibility.ts) are in no read model, history included.
  */
-export const READ_MODEL_VERSION = 2;
+export const READ_MODEL_VERSION = 3;
 
 export function openReadModelDb(path: string): Database.Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });

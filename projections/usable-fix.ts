@@ -1,4 +1,9 @@
 /**
+ * Which fixes count. A fix that cannot be true (core/fix-plausibility.ts:
+ * coordinates off the globe, a speed above the ceiling, a time before 2000)
+ * is kept in the log for forensics and used by nothing: not the history, not
+ * the latest position, no detector, fence or score (`isPlausibleFix`).
+ *
  * Which fixes may move a device's story forward: its latest position, the
  * safety detectors, geofence presence and driver-score distance all take a
  * fix's time as "now" for the device and ignore anything not newer. A single
@@ -10,6 +15,7 @@
  * time, never the wall clock), so a replay decides the same.
  */
 import type { PositionRecorded } from '../core/events.js';
+import { implausibility } from '../core/fix-plausibility.js';
 
 /**
  * A device time this far past the moment the gateway received it is a wrong
@@ -27,9 +33,18 @@ export function believableTime(deviceTime: number, receivedAt: number): number {
   return isFutureDated(deviceTime, receivedAt) ? receivedAt : deviceTime;
 }
 
-type FixData = Pick<PositionRecorded['data'], 'valid' | 'lat' | 'lng' | 'fix_time' | 'received_at'>;
+type FixData = Pick<PositionRecorded['data'], 'valid' | 'lat' | 'lng' | 'speed_kmh' | 'fix_time' | 'received_at'>;
 
-/** A valid fix with a real location and a believable time: the only kind that counts as the device's newest. */
+/**
+ * A fix that can be true: the history keeps it (a fix the device marked invalid too, as
+ * that, and a future-dated one in its place). Decided from the fields, not from `valid`,
+ * so fixes stored before the gateway marked implausible ones are left out as well.
+ */
+export function isPlausibleFix(d: FixData): boolean {
+  return implausibility(d.lat, d.lng, d.speed_kmh, d.fix_time) === null;
+}
+
+/** A valid, plausible fix with a believable time: the only kind that counts as the device's newest. */
 export function isUsableFix(d: FixData): boolean {
-  return d.valid && Number.isFinite(d.lat) && Number.isFinite(d.lng) && !isFutureDated(d.fix_time, d.received_at);
+  return d.valid && isPlausibleFix(d) && !isFutureDated(d.fix_time, d.received_at);
 }

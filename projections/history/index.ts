@@ -1,9 +1,11 @@
 /**
- * Position history: every stored fix, indexed by device and fix time so a
+ * Position history: every stored fix that can be true (usable-fix.ts; an
+ * implausible one stays in the log only), indexed by device and fix time so a
  * window query is a range scan. Late fixes simply land in their place.
  */
 import type Database from 'better-sqlite3';
 import type { Projection } from '../projection.js';
+import { isPlausibleFix } from '../usable-fix.js';
 
 export const historyProjection: Projection = {
   name: 'history',
@@ -23,7 +25,7 @@ export const historyProjection: Projection = {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     return (e) => {
-      if (e.type !== 'PositionRecorded') return;
+      if (e.type !== 'PositionRecorded' || !isPlausibleFix(e.data)) return;
       const d = e.data;
       insert.run(
         e.id, d.device_id, d.customer_id, d.fix_time, d.received_at, d.valid ? 1 : 0, d.lat, d.lng,

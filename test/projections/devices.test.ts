@@ -51,13 +51,14 @@ describe('latest position', () => {
   });
 
   it('keeps the newest valid fix; a late, older fix does not move it back', () => {
-    const a = evolveLatestPosition(null, fix(2000, true, 1));
-    const b = evolveLatestPosition(a, fix(1000, true, 2));
+    const t = Date.UTC(2026, 10, 20, 8);
+    const a = evolveLatestPosition(null, fix(t + 2000, true, 1));
+    const b = evolveLatestPosition(a, fix(t + 1000, true, 2));
     expect(b!.lat).toBe(1);
-    const c = evolveLatestPosition(b, fix(3000, false, 3));
+    const c = evolveLatestPosition(b, fix(t + 3000, false, 3));
     expect(c!.lat).toBe(1);
-    const d = evolveLatestPosition(c, fix(4000, true, 4));
-    expect(d).toMatchObject({ lat: 4, fix_time: 4000, ignition: 1 });
+    const d = evolveLatestPosition(c, fix(t + 4000, true, 4));
+    expect(d).toMatchObject({ lat: 4, fix_time: t + 4000, ignition: 1 });
   });
 
   it('is not taken from a fix dated years ahead of its receipt, and the next real fix still replaces it', () => {

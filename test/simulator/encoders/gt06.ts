@@ -63,6 +63,11 @@ function gpsBlock(point: SimPoint): Buffer {
   return out;
 }
 
+/** The 0x10 GPS packet some units send with neither serial nor CRC: 78 78 12 10 · GPS · 0D 0A. */
+export function checksumlessGpsPacket(point: SimPoint): Buffer {
+  return Buffer.concat([Buffer.from([0x78, 0x78, 0x12, 0x10]), gpsBlock(point), Buffer.from([0x0d, 0x0a])]);
+}
+
 /** 0x22: GPS · cell · ACC · upload mode 0 (interval) · re-upload 0 · mileage (m). */
 export function locationPacket(point: SimPoint, serial: number): Buffer {
   const tail = Buffer.alloc(7);
