@@ -18,6 +18,14 @@ export function acceptedBodyTypes(method: string): string[] {
 
 type Done = (err: Error | null, body?: unknown) => void;
 
+/**
+ * No request body of this API nests deeper than a few levels (a GeoJSON
+ * polygon is 4). The limit is checked on the text before anything walks the
+ * value recursively, so a hostile body nested thousands deep is a 400, not a
+ * stack overflow.
+ */
+export const MAX_BODY_DEPTH = 32;
+
 /** The 415 for a body of a type the route does not take. */
 export function unsupportedMediaType(request: FastifyRequest): ApiError {
   const sent = request.headers['content-type'];
@@ -29,12 +37,14 @@ export function unsupportedMediaType(request: FastifyRequest): ApiError {
 export function registerJsonBodies(app: FastifyInstance): void {
   // Fastify's own parser refuses prototype keys with the same error as broken JSON: it is kept, and the refusal explained.
   const strict = app.getDefaultJsonParser('error', 'error') as (request: FastifyRequest, body: string, done: Done) => void;
-  const parseJson: FastifyBodyParser<string> = (request, body, done) =>
+  const parseJson: FastifyBodyParser<string> = (request, body, done) => {
+    if (nestsDeeperThan(body, MAX_BODY_DEPTH)) return done(tooDeep());
     strict(request, body, (err, value) => {
       const pointer = err && (err as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? prototypeKey(body) : null;
       if (pointer) return done(prototypeKeyRefused(pointer));
       done(err, value);
     });
+  };
 
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser(JSON_TYPE, { parseAs: 'string' }, parseJson);
@@ -42,6 +52,27 @@ export function registerJsonBodies(app: FastifyInstance): void {
     if (request.method !== 'PATCH') return done(unsupportedMediaType(request), undefined);
     parseJson(request, body as string, done);
   });
+}
+
+function tooDeep(): ApiError {
+  return new ApiError(400, 'invalid_body', `The body nests objects and arrays deeper than ${MAX_BODY_DEPTH} levels; no request of this API needs that.`);
+}
+
+/** Whether brackets nest deeper than `max` in JSON text (brackets inside strings do not count). One pass, no recursion. */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* backslash: skip the escaped char */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+  }
+  return false;
 }
 
 function prototypeKeyRefused(pointer: string): ApiError {

@@ -6,6 +6,7 @@
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { imeiFrom } from '../../core/imei.js';
+import { MAX_BODY_DEPTH } from '../../api/plugins/json-bodies.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 
 let h: ApiHarness;
@@ -84,6 +85,21 @@ describe('JSON bodies', () => {
     const broken = await h.app.inject({ method: 'POST', url: '/v1/devices', headers: { ...headers, 'content-type': 'application/json' }, payload: '{"imei":' });
     expect(broken.statusCode).toBe(400);
     expect(broken.json()).toMatchObject({ code: 'invalid_body', detail: expect.stringMatching(/not valid JSON/) });
+  });
+
+  it('a body nested deeper than the limit is a 400 saying so, however deep (a __proto__ at the bottom too), and brackets in strings do not count', async () => {
+    for (const depth of [MAX_BODY_DEPTH + 1, 1_000, 10_000, 100_000]) {
+      const payload = `{"imei":"${imeiFrom('35693803564380')}","model":"FMB920","name":${'['.repeat(depth)}{"__proto__":{}}${']'.repeat(depth)}}`;
+      const res = await h.app.inject({ method: 'POST', url: '/v1/devices', headers: { ...headers, 'content-type': 'application/json' }, payload });
+      expect(res.statusCode, `depth ${depth}`).toBe(400);
+      expect(res.headers['content-type']).toBe(PROBLEM);
+      expect(res.json()).toMatchObject({ code: 'invalid_body', detail: expect.stringContaining(`deeper than ${MAX_BODY_DEPTH} levels`) });
+    }
+    const bracketsInAString = { imei: imeiFrom('35693803564380'), model: 'FMB920', name: '['.repeat(5_000) + '\\"{' };
+    const res = await h.app.inject({ method: 'POST', url: '/v1/devices', headers, payload: bracketsInAString });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().detail).not.toContain('deeper');
+    expect(res.json().errors.map((e: { pointer: string }) => e.pointer)).toContain('/body/name');
   });
 });
 
