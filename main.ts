@@ -129,15 +129,19 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   };
 }
 
-/** On a fresh data dir, creates a demo customer and keeps its key so every start can print it. */
-async function ensureDemoCustomer(config: Config, store: EventStore): Promise<{ customer_id: string; api_key: string }> {
+/**
+ * On a fresh data dir, creates a demo customer and keeps its key in a 0600
+ * file. The key is printed on that first start only: later starts name the
+ * file, so the key does not land in every log that captures stdout.
+ */
+async function ensureDemoCustomer(config: Config, store: EventStore): Promise<{ customer_id: string; api_key: string; file: string; createdNow: boolean }> {
   const file = join(config.dataDir, 'demo-customer.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as { customer_id: string; api_key: string };
+  if (existsSync(file)) return { ...(JSON.parse(readFileSync(file, 'utf8')) as { customer_id: string; api_key: string }), file, createdNow: false };
   const created = await createCustomer(store, systemClock, { name: 'Demo Fleet', plan: 'pro' });
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const demo = { customer_id: created.customer_id, api_key: created.api_key };
   writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
-  return demo;
+  return { ...demo, file, createdNow: true };
 }
 
 async function commandStart(args: string[]): Promise<void> {
@@ -156,8 +160,11 @@ async function commandStart(args: string[]): Promise<void> {
     platform.ports.gt06 !== null ? `  GT06:        tcp://localhost:${platform.ports.gt06}` : null,
     platform.ports.jt808 !== null ? `  JT/T 808:    tcp://localhost:${platform.ports.jt808}` : null,
     demo ? `  Demo customer ${demo.customer_id}` : null,
-    demo ? `  Log in with:  Authorization: Bearer ${demo.api_key}` : null,
-    demo ? `  Try:          curl -H "Authorization: Bearer ${demo.api_key}" http://localhost:${platform.ports.http}/v1/positions/latest` : null,
+    demo?.createdNow ? `  Log in with:  Authorization: Bearer ${demo.api_key}  (shown on this first start only; kept in ${demo.file})` : null,
+    demo?.createdNow
+      ? `  Try:          curl -H "Authorization: Bearer ${demo.api_key}" http://localhost:${platform.ports.http}/v1/positions/latest`
+      : null,
+    demo && !demo.createdNow ? `  Log in with the demo API key kept in ${demo.file} (readable by you only)` : null,
     '',
   ].filter((l): l is string => l !== null);
   process.stdout.write(lines.join('\n') + '\n');

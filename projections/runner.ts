@@ -10,11 +10,11 @@
  * append that did happen before a crash is not duplicated.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { EventStore, LogPosition, RecordedEvent, Subscription } from '../core/event-store/port.js';
 import { comparePositions, positionFromString, positionToString } from '../core/event-store/port.js';
 import type { Logger } from '../core/logger.js';
+import { ensurePrivateDir, makeSqliteFilesPrivate } from '../core/private-files.js';
 import type { DerivedEvent, EventHandler, Projection } from './projection.js';
 
 const BATCH = 1000;
@@ -30,8 +30,9 @@ const CHECKPOINT = 'read-models';
 export const READ_MODEL_VERSION = 3;
 
 export function openReadModelDb(path: string): Database.Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') ensurePrivateDir(dirname(path));
   const db = new Database(path);
+  if (path !== ':memory:') makeSqliteFilesPrivate(path);
   db.pragma('journal_mode = WAL');
   // The log is the source of truth: a lost read-model commit is replayed from the checkpoint.
   db.pragma('synchronous = NORMAL');

@@ -1,7 +1,7 @@
 /** The SQLite event log's tables and connection settings, shared by the reader and the writer thread. */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { ensurePrivateDir, makeSqliteFilesPrivate } from '../private-files.js';
 
 /**
  * `events` is the log, in commit order; it alone is the truth. Finding a stream's events
@@ -68,8 +68,9 @@ export interface SqliteLogOptions {
 
 /** Opens (and creates, or migrates) the log file in WAL mode. */
 export function openLog(path: string, options: SqliteLogOptions = {}): Database.Database {
-  mkdirSync(dirname(path), { recursive: true });
+  ensurePrivateDir(dirname(path));
   const db = new Database(path);
+  makeSqliteFilesPrivate(path);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
   db.pragma('busy_timeout = 5000');

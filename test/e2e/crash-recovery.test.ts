@@ -3,58 +3,27 @@
  * run and restarted on the same ports. Every record whose ack a device
  * received must be in the store exactly once.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
 import { runSimulation } from '../simulator/run.js';
-import { freePorts } from '../support/ports.js';
+import { MAIN, platformEnv, startPlatformProcess, type PlatformProcess } from '../support/platform-process.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const MAIN = join(ROOT, 'dist', 'main.js');
 const dir = mkdtempSync(join(tmpdir(), 'fleet-crash-'));
-let server: ChildProcess | null = null;
+let server: PlatformProcess | null = null;
 
-afterAll(() => {
-  server?.kill('SIGKILL');
+afterAll(async () => {
+  await server?.stop('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });
 
-function startServer(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 20_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Fleet platform is running')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-  });
-}
-
 describe('crash recovery', () => {
   it('keeps every acknowledged record exactly once across a SIGKILL', async () => {
-    const [http, teltonika, gt06, jt808] = await freePorts(4);
-    const env = {
-      ...process.env,
-      FLEET_DATA_DIR: dir,
-      FLEET_HTTP_PORT: String(http),
-      FLEET_TELTONIKA_PORT: String(teltonika),
-      FLEET_GT06_PORT: String(gt06),
-      FLEET_JT808_PORT: String(jt808),
-      FLEET_HTTP_HOST: '127.0.0.1',
-      FLEET_GATEWAY_HOST: '127.0.0.1',
-      FLEET_LOG_LEVEL: 'warn',
-    };
+    const { env, ports } = await platformEnv(dir);
     const created = spawnSync(process.execPath, [MAIN, 'customer', 'create', '--name', 'Crash Test', '--plan', 'pro', '--json'], {
       env,
       encoding: 'utf8',
@@ -62,18 +31,18 @@ describe('crash recovery', () => {
     expect(created.status, created.stderr).toBe(0);
     const { api_key: apiKey } = JSON.parse(created.stdout) as { customer_id: string; api_key: string };
 
-    server = await startServer(env);
+    server = await startPlatformProcess(env);
     const acked: Array<{ deviceId: string; fixTime: number }> = [];
     const simulation = runSimulation({
       protocol: 'teltonika',
       host: '127.0.0.1',
-      port: teltonika!,
+      port: ports.teltonika,
       devices: 20,
       intervalMs: 0,
       durationS: 5,
       pointsPerFrame: 3,
       ackTimeoutMs: 1500,
-      api: { url: `http://127.0.0.1:${http}`, apiKey },
+      api: { url: `http://127.0.0.1:${ports.http}`, apiKey },
       onAck: (device, points) => {
         for (const p of points) acked.push({ deviceId: device.deviceId!, fixTime: p.fixTime });
       },
@@ -81,12 +50,10 @@ describe('crash recovery', () => {
     // Let traffic flow, then kill the server mid-run and bring it back on the same ports.
     await new Promise((r) => setTimeout(r, 1500));
     const beforeKill = acked.length;
-    server.kill('SIGKILL');
-    await new Promise((r) => server!.once('exit', r));
-    server = await startServer(env);
+    await server.stop('SIGKILL');
+    server = await startPlatformProcess(env);
     const summary = await simulation;
-    server.kill('SIGTERM');
-    await new Promise((r) => server!.once('exit', r));
+    await server.stop();
     server = null;
 
     expect(beforeKill).toBeGreaterThan(0);

@@ -1,0 +1,65 @@
+/**
+ * The data directory holds every customer's positions and credential hashes:
+ * created readable by its owner only, and the demo key printed on the first
+ * start only (later starts name the file that keeps it).
+ */
+import { mkdtempSync, rmSync, statSync, readdirSync, readFileSync, mkdirSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { platformEnv, startPlatformProcess, type PlatformProcess } from '../support/platform-process.js';
+
+const parent = mkdtempSync(join(tmpdir(), 'fleet-private-'));
+let running: PlatformProcess | null = null;
+afterAll(async () => {
+  await running?.stop('SIGKILL');
+  rmSync(parent, { recursive: true, force: true });
+});
+
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+describe('data directory', () => {
+  it('is created 0700 with 0600 files; the demo key is printed on the first start only', async () => {
+    const dataDir = join(parent, 'nested', 'data');
+    const { env } = await platformEnv(dataDir);
+
+    running = await startPlatformProcess(env);
+    const first = running.output();
+    await running.stop();
+    const { api_key: key } = JSON.parse(readFileSync(join(dataDir, 'demo-customer.json'), 'utf8')) as { api_key: string };
+    expect(first).toContain(`Bearer ${key}`);
+
+    expect(mode(dataDir)).toBe(0o700);
+    expect(mode(join(parent, 'nested'))).toBe(0o700);
+    const files = readdirSync(dataDir);
+    expect(files).toEqual(expect.arrayContaining(['events.sqlite', 'readmodels.sqlite', 'demo-customer.json']));
+    for (const f of files) expect({ file: f, mode: mode(join(dataDir, f)) }).toEqual({ file: f, mode: 0o600 });
+
+    running = await startPlatformProcess(env);
+    const second = running.output();
+    await running.stop();
+    running = null;
+    expect(second).not.toContain(key);
+    expect(second).toContain(join(dataDir, 'demo-customer.json'));
+  }, 120_000);
+
+  it('a data directory an older version left world-readable is tightened on start', async () => {
+    const dataDir = join(parent, 'old');
+    mkdirSync(dataDir, { mode: 0o755 });
+    chmodSync(dataDir, 0o755);
+    const { env } = await platformEnv(dataDir);
+    running = await startPlatformProcess(env);
+    await running.stop();
+    running = null;
+    for (const f of readdirSync(dataDir)) chmodSync(join(dataDir, f), 0o644);
+    chmodSync(dataDir, 0o755);
+
+    running = await startPlatformProcess(env);
+    await running.stop();
+    running = null;
+    expect(mode(dataDir)).toBe(0o700);
+    for (const f of readdirSync(dataDir).filter((name) => name.endsWith('.sqlite'))) {
+      expect({ file: f, mode: mode(join(dataDir, f)) }).toEqual({ file: f, mode: 0o600 });
+    }
+  }, 120_000);
+});

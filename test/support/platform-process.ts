@@ -1,0 +1,70 @@
+/**
+ * The platform as users start it: `node dist/main.js` in a child process, on
+ * free ports and a data directory of the test's choosing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePorts } from './ports.js';
+
+export const MAIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'main.js');
+
+export interface PlatformEnv extends NodeJS.ProcessEnv {
+  FLEET_DATA_DIR: string;
+}
+
+/** Environment for a platform on free local ports; `ports` are http, teltonika, gt06, jt808. */
+export async function platformEnv(dataDir: string, extra: NodeJS.ProcessEnv = {}): Promise<{ env: PlatformEnv; ports: { http: number; teltonika: number; gt06: number; jt808: number } }> {
+  const [http, teltonika, gt06, jt808] = (await freePorts(4)) as [number, number, number, number];
+  const env: PlatformEnv = {
+    ...process.env,
+    FLEET_DATA_DIR: dataDir,
+    FLEET_HTTP_PORT: String(http),
+    FLEET_TELTONIKA_PORT: String(teltonika),
+    FLEET_GT06_PORT: String(gt06),
+    FLEET_JT808_PORT: String(jt808),
+    FLEET_HTTP_HOST: '127.0.0.1',
+    FLEET_GATEWAY_HOST: '127.0.0.1',
+    FLEET_LOG_LEVEL: 'warn',
+    ...extra,
+  };
+  return { env, ports: { http, teltonika, gt06, jt808 } };
+}
+
+export interface PlatformProcess {
+  child: ChildProcess;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+  /** Sends the signal and resolves when the process has exited. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts `fleet start` and resolves once it says it is running (rejects if it exits first). */
+export function startPlatformProcess(env: NodeJS.ProcessEnv, args: string[] = []): Promise<PlatformProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    };
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the platform did not start within 60 s: ${out}`));
+    }, 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Fleet platform is running')) {
+        clearTimeout(timer);
+        // The banner is written in one call: wait for its end before handing it over.
+        setImmediate(() => resolve({ child, output: () => out, stop }));
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the platform exited with ${code}: ${out}`));
+    });
+  });
+}
