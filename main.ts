@@ -19,10 +19,11 @@ import { systemClock } from './core/clock.js';
 import { ALL_ROLES, ConfigError, loadConfig, type Config, type Role } from './core/config.js';
 import { countAppends } from './core/event-store/counting.js';
 import { openEventStore } from './core/event-store/open.js';
-import { WrongExpectedRevisionError, type EventStore } from './core/event-store/port.js';
+import type { EventStore } from './core/event-store/port.js';
 import type { Plan } from './core/events.js';
 import { createLogger, type Logger } from './core/logger.js';
-import { PLANS, createCustomer, setCustomerRateLimit } from './core/tenants.js';
+import { PLANS, createCustomer, setCustomerRateLimit } from './core/commands/customers.js';
+import { CommandRejected } from './core/commands/rejection.js';
 import { protocols } from './gateway/protocols/index.js';
 import { Gateway } from './gateway/server.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from './projections/index.js';
@@ -233,8 +234,9 @@ async function commandCustomerSetRateLimit(args: string[]): Promise<void> {
         : `customer ${values.customer}: its plan's rate limit\n`,
     );
   } catch (err) {
-    if (err instanceof WrongExpectedRevisionError) throw new ConfigError(`no customer ${values.customer}`);
-    if (err instanceof RangeError) throw new ConfigError('--per-minute and --burst must both be whole numbers of at least 1');
+    if (err instanceof CommandRejected) {
+      throw new ConfigError(err.kind === 'not_found' ? `no customer ${values.customer}` : '--per-minute and --burst must both be whole numbers of at least 1');
+    }
     throw err;
   } finally {
     await store.close();

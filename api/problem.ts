@@ -1,4 +1,6 @@
 /** API errors, rendered by one handler as RFC 9457 application/problem+json. */
+import type { CommandRejected, RejectionKind } from '../core/commands/rejection.js';
+
 export interface FieldError {
   /** Where the problem is: `/body/imei`, `/query/limit`, `/params/id`. */
   pointer: string;
@@ -42,4 +44,12 @@ export function problemType(code: string): string {
 
 export function notFound(what: string, id: string): ApiError {
   return new ApiError(404, 'not_found', `${what} ${id} does not exist`);
+}
+
+const REJECTION_STATUS: Record<RejectionKind, number> = { not_found: 404, conflict: 409, invalid: 400, gone: 410 };
+
+/** A command's refusal as the problem the API answers; a field it names becomes a pointer into the body. */
+export function rejectionProblem(rejection: CommandRejected): ApiError {
+  const errors = rejection.field ? [{ pointer: `/body${rejection.field}`, message: rejection.detail }] : [];
+  return new ApiError(REJECTION_STATUS[rejection.kind], rejection.code, rejection.detail, errors);
 }

@@ -4,7 +4,8 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, TITLES, problemType, type FieldError } from '../problem.js';
+import { CommandRejected } from '../../core/commands/rejection.js';
+import { ApiError, TITLES, problemType, rejectionProblem, type FieldError } from '../problem.js';
 import { unsupportedMediaType } from './json-bodies.js';
 
 interface AjvError {
@@ -17,6 +18,7 @@ interface AjvError {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ApiError) return sendProblem(request, reply, err);
+    if (err instanceof CommandRejected) return sendProblem(request, reply, rejectionProblem(err));
     if (err.validation) {
       const context = POINTER_PREFIX[err.validationContext ?? 'body'] ?? 'body';
       const errors = (err.validation as AjvError[]).map((v) => toFieldError(context, v));

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { systemClock } from '../../core/clock.js';
 import { loadConfig } from '../../core/config.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { createCustomer } from '../../core/tenants.js';
+import { createCustomer } from '../../core/commands/customers.js';
 import { startPlatform, type RunningPlatform } from '../../main.js';
 
 export interface PlatformHarness {
