@@ -57,6 +57,8 @@ export interface WebhookAgentOptions {
   maxSocketsPerOrigin?: number;
   /** Idle pooled sockets are closed after this; below node's 5 s server default, to avoid reusing a socket the receiver is closing. */
   idleTimeoutMs?: number;
+  /** Extra trusted CA certificates (PEM) for https receivers; node's bundled roots otherwise. */
+  ca?: string | string[];
 }
 
 /**
@@ -64,10 +66,14 @@ export interface WebhookAgentOptions {
  * busy endpoint reuses its connections (and TLS sessions) and one origin's
  * pool limit does not hold back another's.
  */
-export function createWebhookAgents({ maxSocketsPerOrigin = 16, idleTimeoutMs = 4000 }: WebhookAgentOptions = {}): WebhookAgents {
+export function createWebhookAgents({
+  maxSocketsPerOrigin = 16,
+  idleTimeoutMs = 4000,
+  ca,
+}: WebhookAgentOptions = {}): WebhookAgents {
   const options = { keepAlive: true, maxSockets: maxSocketsPerOrigin, maxFreeSockets: 4, timeout: idleTimeoutMs };
   const http = new HttpAgent(options);
-  const https = new HttpsAgent(options);
+  const https = new HttpsAgent({ ...options, ...(ca !== undefined ? { ca } : {}) });
   return {
     http,
     https,

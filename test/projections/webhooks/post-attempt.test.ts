@@ -1,8 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookAgents, postWebhook } from '../../../projections/webhooks/post-attempt.js';
 import { guardedLookup } from '../../../projections/webhooks/url-safety.js';
+import { TEST_CERT, TEST_KEY } from './tls-fixture.js';
 
 interface Received {
   path: string;
@@ -194,6 +196,53 @@ describe('postWebhook', () => {
         expect(await postWebhook({ url: `${base}/ok`, body, agents, lookup: allowPrivate })).toMatchObject({ ok: true });
       }
       expect(connections - before).toBe(1);
+    } finally {
+      agents.destroy();
+    }
+  });
+});
+
+describe('postWebhook over https', () => {
+  let tlsServer: ReturnType<typeof createHttpsServer>;
+  let tlsPort: number;
+  beforeAll(async () => {
+    tlsServer = createHttpsServer({ cert: TEST_CERT, key: TEST_KEY }, (req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(202).end('accepted'));
+    });
+    await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+    tlsPort = (tlsServer.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    tlsServer.closeAllConnections();
+    await new Promise<void>((resolve) => tlsServer.close(() => resolve()));
+  });
+
+  it('delivers through the guarded lookup to a receiver whose certificate is trusted', async () => {
+    const agents = createWebhookAgents({ ca: TEST_CERT });
+    try {
+      const r = await postWebhook({ url: `https://localhost:${tlsPort}/hook`, body, agents, lookup: allowPrivate });
+      expect(r).toMatchObject({ ok: true, status: 202, error: null, responseBodyStart: 'accepted' });
+    } finally {
+      agents.destroy();
+    }
+  });
+
+  it('reports an untrusted certificate as tls_error', async () => {
+    const agents = createWebhookAgents();
+    try {
+      const r = await postWebhook({ url: `https://localhost:${tlsPort}/hook`, body, agents, lookup: allowPrivate });
+      expect(r).toMatchObject({ ok: false, status: null, error: 'tls_error' });
+    } finally {
+      agents.destroy();
+    }
+  });
+
+  it('refuses the https receiver on a loopback name without the development setting', async () => {
+    const agents = createWebhookAgents({ ca: TEST_CERT });
+    try {
+      const r = await postWebhook({ url: `https://localhost:${tlsPort}/hook`, body, agents, lookup: guardedLookup(false) });
+      expect(r).toMatchObject({ ok: false, error: 'forbidden_address' });
     } finally {
       agents.destroy();
     }
