@@ -5,6 +5,9 @@
  * and the capped body read) done within the timeout. Redirects are never
  * followed: a 3xx is a failure. Never throws: every outcome is an
  * AttemptResult, so the delivery engine only decides what to do next.
+ * With pooled agents, a request on a reused socket that is reset before any
+ * answer is sent once more on a new connection (the receiver may see it twice,
+ * which at-least-once delivery allows).
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -197,42 +200,53 @@ export async function postWebhook({
       settle(status !== null && status >= 300 && status < 400 ? 'redirect_not_followed' : null);
 
     let req: ReturnType<typeof httpRequest> | undefined;
-    try {
-      const isHttps = target.protocol === 'https:';
-      const send = isHttps ? httpsRequest : httpRequest;
-      const agent = agents ? (isHttps ? agents.https : agents.http) : false;
-      req = send(target, {
-        method: 'POST',
-        agent,
-        ...(lookup ? { lookup } : {}),
-        headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
-      });
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      settle(classify(e), e.message);
-      return;
-    }
+    const isHttps = target.protocol === 'https:';
+    const send = isHttps ? httpsRequest : httpRequest;
+    const agent = agents ? (isHttps ? agents.https : agents.http) : false;
 
-    req.on('error', (err: NodeJS.ErrnoException) => settle(classify(err), err.message));
-    req.on('response', (response) => {
-      res = response;
-      status = response.statusCode ?? null;
-      const ra = response.headers['retry-after'];
-      if (typeof ra === 'string') retryAfter = ra;
-      response.on('error', (err: NodeJS.ErrnoException) => settle(classify(err), err.message));
-      response.on('data', (chunk: Buffer) => {
-        if (settled) return;
-        const room = maxResponseBytes - received;
-        chunks.push(room < chunk.length ? chunk.subarray(0, room) : chunk);
-        received += Math.min(room, chunk.length);
-        if (received >= maxResponseBytes) {
-          // Enough for the deliveries list; reading further would let a receiver stream at us forever.
-          afterBody();
-          response.destroy();
-        }
+    const start = (mayRetryStaleSocket: boolean) => {
+      let current: ReturnType<typeof httpRequest>;
+      try {
+        current = send(target, {
+          method: 'POST',
+          agent,
+          ...(lookup ? { lookup } : {}),
+          headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
+        });
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException;
+        settle(classify(e), e.message);
+        return;
+      }
+      req = current;
+      current.on('error', (err: NodeJS.ErrnoException) => {
+        // A pooled socket the receiver closed while idle fails on reuse before any answer:
+        // that says nothing about the receiver, so go once more on a fresh connection.
+        const stale = current.reusedSocket && status === null && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+        if (stale && mayRetryStaleSocket && !settled) return start(false);
+        settle(classify(err), err.message);
       });
-      response.on('end', afterBody);
-    });
-    req.end(body);
+      current.on('response', (response) => {
+        res = response;
+        status = response.statusCode ?? null;
+        const ra = response.headers['retry-after'];
+        if (typeof ra === 'string') retryAfter = ra;
+        response.on('error', (err: NodeJS.ErrnoException) => settle(classify(err), err.message));
+        response.on('data', (chunk: Buffer) => {
+          if (settled) return;
+          const room = maxResponseBytes - received;
+          chunks.push(room < chunk.length ? chunk.subarray(0, room) : chunk);
+          received += Math.min(room, chunk.length);
+          if (received >= maxResponseBytes) {
+            // Enough for the deliveries list; reading further would let a receiver stream at us forever.
+            afterBody();
+            response.destroy();
+          }
+        });
+        response.on('end', afterBody);
+      });
+      current.end(body);
+    };
+    start(true);
   });
 }

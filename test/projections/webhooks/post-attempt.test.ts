@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookAgents, postWebhook } from '../../../projections/webhooks/post-attempt.js';
 import { guardedLookup } from '../../../projections/webhooks/url-safety.js';
@@ -245,6 +245,62 @@ describe('postWebhook over https', () => {
       expect(r).toMatchObject({ ok: false, error: 'forbidden_address' });
     } finally {
       agents.destroy();
+    }
+  });
+});
+
+describe('postWebhook on a pooled connection the receiver dropped', () => {
+  it('goes once more on a fresh connection when a reused socket is reset before any answer', async () => {
+    // A receiver that answers the first request on each connection and drops the connection on
+    // the second one without a word, as a server closing an idle keep-alive socket does.
+    const sockets: Socket[] = [];
+    let answered = 0;
+    const tcp = createTcpServer((socket) => {
+      sockets.push(socket);
+      let requests = 0;
+      let buffered = '';
+      socket.on('data', (chunk) => {
+        buffered += chunk.toString('latin1');
+        // Each request here is headers plus the fixed-size body.
+        while (buffered.includes('\r\n\r\n') && buffered.length >= buffered.indexOf('\r\n\r\n') + 4 + body.length) {
+          buffered = buffered.slice(buffered.indexOf('\r\n\r\n') + 4 + body.length);
+          requests++;
+          if (requests === 1) {
+            answered++;
+            socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
+          } else {
+            socket.destroy();
+          }
+        }
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(tcp.address() as AddressInfo).port}/hook`;
+    const agents = createWebhookAgents();
+    try {
+      expect(await postWebhook({ url, body, agents })).toMatchObject({ ok: true, status: 200 });
+      expect(await postWebhook({ url, body, agents })).toMatchObject({ ok: true, status: 200, responseBodyStart: 'ok' });
+      expect(sockets).toHaveLength(2);
+      expect(answered).toBe(2);
+    } finally {
+      agents.destroy();
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => tcp.close(() => resolve()));
+    }
+  });
+
+  it('does not retry when there is no pool: the reset is the outcome', async () => {
+    const tcp = createTcpServer((socket) => {
+      socket.once('data', () => socket.destroy());
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(tcp.address() as AddressInfo).port}/hook`;
+    try {
+      expect(await postWebhook({ url, body })).toMatchObject({ ok: false, status: null, error: 'connection_reset' });
+    } finally {
+      await new Promise<void>((resolve) => tcp.close(() => resolve()));
     }
   });
 });
