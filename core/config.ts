@@ -35,8 +35,14 @@ export interface Config {
   /** Frames queued per connection before the socket is paused (backpressure). */
   maxQueuedFrames: number;
   logLevel: string;
-  /** Allow webhook URLs on private/loopback addresses (development and tests only). */
+  /** Allow webhook URLs on private/loopback addresses and plain http (development and tests only). */
   allowPrivateWebhookUrls: boolean;
+  /**
+   * Where the key that encrypts webhook secrets comes from: `FLEET_SECRET_KEY`
+   * (base64 of 32 bytes) or a key file, by default `<data dir>.key` beside
+   * (not inside) the data directory, created on first start.
+   */
+  secretKey: { base64: string } | { file: string };
 }
 
 export class ConfigError extends Error {}
@@ -74,6 +80,13 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, ma
   return n;
 }
 
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(`${name} must be true or false (got ${JSON.stringify(env[name])})`);
+}
+
 function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return int(env, name, fallback, 0, 65535);
 }
@@ -102,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConnectionsPerAddress: int(env, 'FLEET_MAX_CONNECTIONS_PER_ADDRESS', 1000, 1, 1_000_000),
     maxQueuedFrames: int(env, 'FLEET_MAX_QUEUED_FRAMES', 256, 1, 100_000),
     logLevel: env.FLEET_LOG_LEVEL || 'info',
-    allowPrivateWebhookUrls: env.FLEET_ALLOW_PRIVATE_WEBHOOK_URLS === '1',
+    allowPrivateWebhookUrls: flag(env, 'FLEET_WEBHOOK_ALLOW_PRIVATE'),
+    secretKey: env.FLEET_SECRET_KEY ? { base64: env.FLEET_SECRET_KEY } : { file: resolve(env.FLEET_SECRET_KEY_FILE || `${dataDir}.key`) },
   };
 }
