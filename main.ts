@@ -28,12 +28,15 @@ import { protocols } from './gateway/protocols/index.js';
 import { Gateway } from './gateway/server.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from './projections/index.js';
 import { runnerView } from './projections/view.js';
+import { WebhookDelivery } from './projections/webhooks/index.js';
+import { SecretBox } from './core/secret-box.js';
 
 export interface RunningPlatform {
   ports: { http: number | null; teltonika: number | null; gt06: number | null; jt808: number | null };
   store: EventStore;
   gateway: Gateway | null;
   runner: ProjectionRunner | null;
+  webhooks: WebhookDelivery | null;
   stop(): Promise<void>;
 }
 
@@ -46,6 +49,20 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   let gateway: Gateway | null = null;
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
   const ports: RunningPlatform['ports'] = { http: null, teltonika: null, gt06: null, jt808: null };
+  let webhooks: WebhookDelivery | null = null;
+  if (roles.includes('webhooks')) {
+    webhooks = new WebhookDelivery({
+      store,
+      clock,
+      log: log.child({ role: 'webhooks' }),
+      dbPath: join(config.dataDir, 'webhooks.sqlite'),
+      box: SecretBox.load(config.secretKey),
+      allowPrivate: config.allowPrivateWebhookUrls,
+      enterprisePerS: config.webhookEnterprisePerS,
+      shard: config.webhookShard,
+    });
+    await webhooks.start();
+  }
 
   if (roles.includes('projections') || roles.includes('api')) {
     // The API serves from read models this process keeps up to date.
@@ -62,6 +79,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           waitFor: (p) => r.waitFor(p),
           catchUp: () => r.catchUp(),
           projections: runnerView(r, store, clock),
+          webhookDelivery: webhooks,
           settings: { publicUrl: config.publicUrl },
           metrics: {
             storeAppends: () => appendCounts,
@@ -120,11 +138,13 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     store,
     gateway,
     runner,
+    webhooks,
     async stop() {
       // Devices first (their last acks need the store), then the API, then the log.
       await gateway?.stop();
       if (app) await stopApi(app);
       await runner?.stop();
+      await webhooks?.stop();
       await store.close();
     },
   };

@@ -4,8 +4,8 @@
  */
 import { join, resolve } from 'node:path';
 
-export type Role = 'gateway' | 'projections' | 'api';
-export const ALL_ROLES: readonly Role[] = ['gateway', 'projections', 'api'];
+export type Role = 'gateway' | 'projections' | 'api' | 'webhooks';
+export const ALL_ROLES: readonly Role[] = ['gateway', 'projections', 'api', 'webhooks'];
 
 export interface Config {
   /** `sqlite:PATH` (default under the data dir) or `esdb://...`. */
@@ -43,6 +43,10 @@ export interface Config {
    * (not inside) the data directory, created on first start.
    */
   secretKey: { base64: string } | { file: string };
+  /** Webhook deliveries a second for Enterprise customers (Free and Pro have fixed plan limits). */
+  webhookEnterprisePerS: number;
+  /** The endpoints this node delivers when several nodes run the webhooks role on EventStoreDB: `k/n`. */
+  webhookShard: { index: number; count: number };
 }
 
 export class ConfigError extends Error {}
@@ -78,6 +82,15 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, ma
     throw new ConfigError(`${name} must be an integer between ${min} and ${max} (got ${JSON.stringify(raw)})`);
   }
   return n;
+}
+
+function shard(raw: string | undefined): { index: number; count: number } {
+  if (raw === undefined || raw === '') return { index: 0, count: 1 };
+  const m = /^(\d+)\/(\d+)$/.exec(raw);
+  const index = Number(m?.[1]);
+  const count = Number(m?.[2]);
+  if (!m || count < 1 || index >= count) throw new ConfigError(`FLEET_WEBHOOK_SHARD must be k/n with 0 <= k < n, such as 0/2 (got ${JSON.stringify(raw)})`);
+  return { index, count };
 }
 
 function flag(env: NodeJS.ProcessEnv, name: string): boolean {
@@ -116,6 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxQueuedFrames: int(env, 'FLEET_MAX_QUEUED_FRAMES', 256, 1, 100_000),
     logLevel: env.FLEET_LOG_LEVEL || 'info',
     allowPrivateWebhookUrls: flag(env, 'FLEET_WEBHOOK_ALLOW_PRIVATE'),
+    webhookEnterprisePerS: int(env, 'FLEET_WEBHOOK_ENTERPRISE_PER_S', 1000, 1, 100_000),
+    webhookShard: shard(env.FLEET_WEBHOOK_SHARD),
     secretKey: env.FLEET_SECRET_KEY ? { base64: env.FLEET_SECRET_KEY } : { file: resolve(env.FLEET_SECRET_KEY_FILE || `${dataDir}.key`) },
   };
 }
