@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'evt' | 'whk' | 'dlv' | 'key' | 'grp' | 'cli';
+export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'evt' | 'whk' | 'dlv' | 'rpl' | 'key' | 'grp' | 'cli';
 
 export function ulid(nowMs: number, random: Buffer = randomBytes(10)): string {
   let time = '';

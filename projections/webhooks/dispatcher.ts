@@ -17,7 +17,7 @@
 import type Database from 'better-sqlite3';
 import PQueue from 'p-queue';
 import type { Clock } from '../../core/clock.js';
-import { disableWebhookEndpoint } from '../../core/commands/webhook-health.js';
+import { disableWebhookEndpoint } from '../../core/commands/webhook-delivery.js';
 import type { EventStore } from '../../core/event-store/port.js';
 import type { Plan } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
