@@ -11,7 +11,7 @@ import { xor8 } from '../../codec/crc.js';
 import { DecodeError, Reader } from '../../codec/reader.js';
 import { recordWithoutLocation, type Decoded, type DecodedRecord, type DeviceAlarm, type DeviceIdentity, type SessionInfo } from '../../protocol.js';
 import type { DeviceAlarmKind } from '../../../core/alarms.js';
-import { normalizeTerminalId } from '../../../core/imei.js';
+import { imeiFrom, normalizeTerminalId } from '../../../core/imei.js';
 import {
   REGISTER_OK,
   REGISTER_TERMINAL_UNKNOWN,
@@ -309,21 +309,7 @@ export function terminalCode(phone: Buffer): string {
 
 /** 14 digits of the 48-bit value, then the Luhn check digit. */
 export function imeiFromBinaryId(id: Buffer): string {
-  const body = String(id.readUIntBE(0, 6)).padStart(14, '0');
-  return body + luhnDigit(body);
-}
-
-export function luhnDigit(digits: string): number {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 0) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return (10 - (sum % 10)) % 10;
+  return imeiFrom(String(id.readUIntBE(0, 6)).padStart(14, '0'));
 }
 
 /** 2019 authentication carries the IMEI after the auth code: code length u8 · code · IMEI[15] · firmware[20]. */
