@@ -140,8 +140,8 @@ function readHeader(data: Buffer, start: number, checkAt: number): Header {
   const msgId = u16(data, start);
   const props = u16(data, start + 2);
   const lockVendor = isLockVendorMessage(msgId);
-  const is2019 = !lockVendor && (props & PROPS_VERSION_2019) !== 0;
   const subpackaged = !lockVendor && (props & PROPS_SUBPACKAGED) !== 0;
+  const is2019 = !lockVendor && (props & PROPS_VERSION_2019) !== 0 && !only2013Fits(props, checkAt - start, subpackaged);
   let at = start + 4;
   const phoneLength = is2019 ? 10 : 6;
   const headerEnd = at + (is2019 ? 1 : 0) + phoneLength + (lockVendor ? 1 : 2) + (subpackaged ? 4 : 0);
@@ -161,6 +161,23 @@ function readHeader(data: Buffer, start: number, checkAt: number): Header {
     at += 4;
   }
   return { msgId, props, serial, bytes: data, phoneAt, phoneLength, version, packetCount, packetIndex, bodyStart: at };
+}
+
+/** Header bytes before the body: id, props, [version,] phone, serial, [packet count and index]. */
+const HEADER_2013_BYTES = 2 + 2 + 6 + 2;
+const HEADER_2019_BYTES = 2 + 2 + 1 + 10 + 2;
+const SUBPACKAGE_BYTES = 4;
+
+/**
+ * Some terminals set the 2019 version bit but send a 2013 header (6-byte id, no version
+ * byte). Their declared body length then fits the content only with the 2013 header: taken
+ * as 2013 rather than refused forever with "message error". A content that fits the 2019
+ * header (or neither) keeps the bit's meaning.
+ */
+function only2013Fits(props: number, contentBytes: number, subpackaged: boolean): boolean {
+  const body = props & PROPS_BODY_LENGTH;
+  const extra = subpackaged ? SUBPACKAGE_BYTES : 0;
+  return contentBytes === HEADER_2013_BYTES + extra + body && contentBytes !== HEADER_2019_BYTES + extra + body;
 }
 
 /** The server's serial for replies: the connection's frame counter. */
