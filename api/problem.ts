@@ -1,4 +1,5 @@
 /** API errors, rendered by one handler as RFC 9457 application/problem+json. */
+import { STATUS_CODES } from 'node:http';
 import type { CommandRejected, RejectionKind } from '../core/commands/rejection.js';
 
 export interface FieldError {
@@ -20,22 +21,13 @@ export class ApiError extends Error {
   }
 }
 
-export const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  408: 'Request Timeout',
-  409: 'Conflict',
-  413: 'Content Too Large',
-  414: 'URI Too Long',
-  415: 'Unsupported Media Type',
-  429: 'Too Many Requests',
-  431: 'Request Header Fields Too Large',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
+/** Titles RFC 9110 renamed; Node's STATUS_CODES still has the RFC 7231 ones (413 "Payload Too Large"). */
+const RFC_9110_TITLES: Readonly<Record<number, string>> = { 413: 'Content Too Large', 422: 'Unprocessable Content' };
+
+/** The problem's `title`: the status' reason phrase as RFC 9110 names it. */
+export function statusTitle(status: number): string {
+  return RFC_9110_TITLES[status] ?? STATUS_CODES[status] ?? 'Error';
+}
 
 /** The problem's `type` URI: one page per code. */
 export function problemType(code: string): string {

@@ -409,8 +409,6 @@ export type DomainEvent =
   | WebhookRedeliveryRequested
   | WebhookReplayRequested;
 
-export type DomainEventType = DomainEvent['type'];
-
 export function assertNever(x: never): never {
   throw new Error(`unhandled case: ${JSON.stringify(x)}`);
 }

@@ -31,8 +31,8 @@ export const LatestPositionList = Type.Object({ data: Type.Array(LatestPosition)
 export const HistoryQuery = Type.Object(
   {
     device_id: Type.String({ minLength: 1, maxLength: 64 }),
-    from: Type.String({ description: 'RFC 3339, inclusive' }),
-    to: Type.Optional(Type.String({ description: 'RFC 3339, exclusive; defaults to now' })),
+    from: Type.String({ format: 'date-time', description: 'RFC 3339 with Z or an offset, inclusive' }),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'RFC 3339 with Z or an offset, exclusive; defaults to now' })),
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
     order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' }),

@@ -16,6 +16,7 @@ import { comparePositions, positionFromString, positionToString } from '../../co
 import { newId } from '../../core/ids.js';
 import type { Logger } from '../../core/logger.js';
 import type { SecretBox } from '../../core/secret-box.js';
+import { deviceEventId } from '../device-events.js';
 import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
 import { ProjectionRunner } from '../runner.js';
 import { openDeliveryDb } from './delivery-db.js';
@@ -157,8 +158,9 @@ export class WebhookDelivery {
     const e = this.q.endpoint.get(webhookId, customerId) as { url: string; secret: string; previous_secret: string | null; previous_valid_until: number | null } | undefined;
     if (!e) return null;
     const now = this.o.clock.now();
-    const eventId = newId('evt', now);
-    const deliveryId = newId('dlv', now);
+    const deliveryIdSeed = newId('dlv', now);
+    const eventId = deviceEventId(now, `test:${deliveryIdSeed}`);
+    const deliveryId = deliveryIdSeed;
     const body = JSON.stringify(samplePayload(kind, eventId, now));
     const agents = createWebhookAgents();
     try {
