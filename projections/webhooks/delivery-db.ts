@@ -8,15 +8,11 @@
  * delivery the checkpoint covers exists, and an attempt in flight at the kill
  * is sent again (at least once).
  */
-import Database from 'better-sqlite3';
-import { dirname } from 'node:path';
-import { ensurePrivateDir, makeSqliteFilesPrivate } from '../../core/private-files.js';
+import type Database from 'better-sqlite3';
+import { openPrivateSqlite } from '../../core/private-files.js';
 
 export function openDeliveryDb(path: string): Database.Database {
-  if (path !== ':memory:') ensurePrivateDir(dirname(path));
-  const db = new Database(path);
-  if (path !== ':memory:') makeSqliteFilesPrivate(path);
-  db.pragma('journal_mode = WAL');
+  const db = openPrivateSqlite(path);
   // Unlike read models, a lost commit here is not rebuilt from the log: attempts must not be forgotten.
   db.pragma('synchronous = FULL');
   db.exec(`

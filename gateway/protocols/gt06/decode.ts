@@ -321,6 +321,16 @@ function statusOnlyRecord(frame: Frame, now: number, status: Status): DecodedRec
 
 type AfterGps = 'none' | 'lbs' | 'status';
 
+/** The fix of a GPS block onto the record. */
+function applyFix(record: DecodedRecord, gps: ReturnType<typeof readGps>): void {
+  record.lat = gps.lat;
+  record.lng = gps.lng;
+  record.valid = (gps.courseStatus & FIXED) !== 0;
+  record.speedKmh = gps.speedKmh;
+  record.headingDeg = gps.courseStatus & COURSE_MASK;
+  record.satellites = gps.satellites;
+}
+
 /** GPS block, then per `after` a cell block (and ACC byte, mileage) or a length-prefixed cell block and status. */
 function gpsRecord(frame: Frame, session: SessionInfo, after: AfterGps): DecodedRecord {
   const r = frame.content;
@@ -328,12 +338,7 @@ function gpsRecord(frame: Frame, session: SessionInfo, after: AfterGps): Decoded
   const record = emptyRecord(frame, gps.hasTime ? gps.fixTime : session.now);
   const neverFixed = (gps.courseStatus & FIXED) === 0 && gps.lat === 0 && gps.lng === 0;
   if (gps.hasTime && !neverFixed) {
-    record.lat = gps.lat;
-    record.lng = gps.lng;
-    record.valid = (gps.courseStatus & FIXED) !== 0;
-    record.speedKmh = gps.speedKmh;
-    record.headingDeg = gps.courseStatus & COURSE_MASK;
-    record.satellites = gps.satellites;
+    applyFix(record, gps);
   }
   if (gps.courseStatus & ACC_PRESENT) record.ignition = (gps.courseStatus & ACC_ON) !== 0;
 
@@ -375,12 +380,7 @@ function az735Record(frame: Frame, session: SessionInfo): DecodedRecord {
   if (gpsLength >= GPS_FIELDS_BYTES) {
     r.offset = timeAt;
     const gps = readGps(r, session.timezoneMinutes ?? 0, true, 1);
-    record.lat = gps.lat;
-    record.lng = gps.lng;
-    record.valid = (gps.courseStatus & FIXED) !== 0;
-    record.speedKmh = gps.speedKmh;
-    record.headingDeg = gps.courseStatus & COURSE_MASK;
-    record.satellites = gps.satellites;
+    applyFix(record, gps);
     r.skip(gpsLength - GPS_FIELDS_BYTES);
   } else {
     r.skip(gpsLength);
