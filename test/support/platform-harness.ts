@@ -12,6 +12,7 @@ import { systemClock } from '../../core/clock.js';
 import { ALL_ROLES, loadConfig } from '../../core/config.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { createCustomer } from '../../core/commands/customers.js';
+import type { Plan } from '../../core/events.js';
 import { startPlatform, type RunningPlatform } from '../../main.js';
 
 export interface PlatformHarness {
@@ -21,6 +22,8 @@ export interface PlatformHarness {
   customerId: string;
   /** An authenticated JSON request as the customer. */
   api(method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }>;
+  /** Another customer, with its own authenticated requests. */
+  newCustomer(name: string, plan?: Plan): Promise<{ customerId: string; api: PlatformHarness['api'] }>;
   /** Registers a device through POST /v1/devices; resolves with its id. */
   registerDevice(body: { imei: string; model?: string; terminal_id?: string }): Promise<string>;
   close(): Promise<void>;
@@ -45,22 +48,27 @@ export async function startPlatformHarness(env: Record<string, string> = {}, log
     ...env,
   });
   const platform = await startPlatform(config, ALL_ROLES, log);
-  const { api_key, customer_id } = await createCustomer(platform.store, systemClock, { name: 'Test Fleet', plan: 'pro' });
   const base = `http://127.0.0.1:${platform.ports.http}`;
-  const api: PlatformHarness['api'] = async (method, path, body) => {
+  const client = (apiKey: string): PlatformHarness['api'] => async (method, path, body) => {
     const res = await fetch(base + path, {
       method,
-      headers: { authorization: `Bearer ${api_key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: { authorization: `Bearer ${apiKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     return { status: res.status, json: res.status === 204 ? {} : ((await res.json()) as Json) };
   };
+  const { api_key, customer_id } = await createCustomer(platform.store, systemClock, { name: 'Test Fleet', plan: 'pro' });
+  const api = client(api_key);
   return {
     platform,
     dir,
     base,
     customerId: customer_id,
     api,
+    async newCustomer(name, plan = 'pro') {
+      const created = await createCustomer(platform.store, systemClock, { name, plan });
+      return { customerId: created.customer_id, api: client(created.api_key) };
+    },
     async registerDevice(body) {
       const res = await api('POST', '/v1/devices', { model: 'test-unit', ...body });
       if (res.status !== 201) throw new Error(`device registration failed: ${res.status} ${JSON.stringify(res.json)}`);
