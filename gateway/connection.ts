@@ -5,6 +5,7 @@
  * order); many connections append concurrently, which the store groups into
  * one commit.
  */
+import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { Clock } from '../core/clock.js';
 import type { DeviceClaim } from '../core/events.js';
@@ -39,6 +40,9 @@ export interface ConnectionDeps {
   onBound(connection: DeviceConnection): void;
   onClosed(connection: DeviceConnection): void;
 }
+
+/** Random bytes of a JT/T 808 auth code (sent as hex text: 16 characters). */
+const AUTH_CODE_BYTES = 8;
 
 /** Bytes of a refused frame's hex written to a log line: enough to recognise it, too few to fill a disk. */
 const LOG_HEX_BYTES = 64;
@@ -182,6 +186,11 @@ export class DeviceConnection {
       this.session.frameIndex += 1;
     }
 
+    // Terminals that authenticate (JT/T 808): login steps, and whatever comes before them, go their own way.
+    if (this.protocol.unauthenticatedReply && (decoded.authentication || !this.device)) {
+      await this.loginStep(frame, decoded, now);
+      return;
+    }
     // Most frames repeat the identity the connection is bound to: no await for those.
     if (decoded.identity && !this.isBoundTo(decoded.identity) && !(await this.bind(decoded.identity))) {
       if (decoded.refuse) this.write(decoded.refuse);
@@ -233,14 +242,80 @@ export class DeviceConnection {
       this.logRefusal('identity_changed', null, identityLabel(identity), 'identity changed mid-connection; closing');
       return false;
     }
+    const claim = await this.resolveKnown(identity);
+    return claim !== null && (await this.bindClaim(claim));
+  }
+
+  /** The registered device `identity` names; null (counted, logged, recorded) when there is none. */
+  private async resolveKnown(identity: DeviceIdentity): Promise<DeviceClaim | null> {
     const claim = await this.deps.directory.resolve(identity);
-    if (!claim) {
-      this.deps.stats.unknownDeviceFrames += 1;
-      this.count('unknown_device');
-      this.logRefusal('unknown_device', null, identityLabel(identity), 'unknown device refused');
-      await this.deps.unknownDevices.record(identityLabel(identity), this.protocol.name, this.remoteAddress);
-      return false;
+    if (claim) return claim;
+    this.deps.stats.unknownDeviceFrames += 1;
+    this.count('unknown_device');
+    this.logRefusal('unknown_device', null, identityLabel(identity), 'unknown device refused');
+    await this.deps.unknownDevices.record(identityLabel(identity), this.protocol.name, this.remoteAddress);
+    return null;
+  }
+
+  /**
+   * JT/T 808 login: a registration (0x0100) gets a fresh random auth code, recorded in the
+   * device stream; an authentication (0x0102) binds the connection when it presents the
+   * latest code, else gets a "failure" general response. Any other frame before that is
+   * answered "failure" and not stored.
+   */
+  private async loginStep(frame: Buffer, decoded: Decoded, now: number): Promise<void> {
+    const step = decoded.authentication;
+    if (!step) {
+      this.deps.stats.framesRefused += 1;
+      const reply = this.protocol.unauthenticatedReply!(frame, this.session);
+      if (reply) this.write(reply);
+      this.refused('not_authenticated', frame, 'frame before authentication');
+      return;
     }
+    const claim = decoded.identity ? await this.resolveKnown(decoded.identity) : null;
+    if (!claim || (this.device && this.device.device_id !== claim.device_id)) {
+      if (claim) {
+        this.count('identity_changed');
+        this.logRefusal('identity_changed', null, claim.imei, 'identity changed mid-connection; closing');
+      }
+      if (decoded.refuse) this.write(decoded.refuse);
+      this.close('refused', claim ? 'identity changed' : 'unknown device');
+      return;
+    }
+    if (step.step === 'register') {
+      const code = randomBytes(AUTH_CODE_BYTES).toString('hex');
+      try {
+        await this.deps.directory.issueAuthCode(claim, code, now);
+      } catch (err) {
+        this.deps.stats.appendFailures += 1;
+        this.log.error({ err, device: claim.device_id }, 'could not record the auth code; closing without a reply');
+        this.close('protocol_error', 'store unavailable');
+        return;
+      }
+      this.refusedInARow = 0;
+      this.deps.stats.authCodesIssued += 1;
+      this.write(step.accept(code));
+      this.log.info({ device: claim.device_id, imei: claim.imei }, 'terminal registered; auth code issued');
+      return;
+    }
+    if (!(await this.deps.directory.authCodeMatches(claim, step.authCode))) {
+      this.deps.stats.framesRefused += 1;
+      if (decoded.refuse) this.write(decoded.refuse);
+      this.refused('auth_failed', frame, `wrong auth code for ${claim.imei}`);
+      return;
+    }
+    if (!this.device && !(await this.bindClaim(claim))) {
+      if (decoded.refuse) this.write(decoded.refuse);
+      this.close('refused', 'login refused');
+      return;
+    }
+    this.refusedInARow = 0;
+    this.deps.stats.framesAccepted += 1;
+    if (decoded.reply) this.write(decoded.reply);
+  }
+
+  /** Binds the connection to `claim`: the device is connected from now on. */
+  private async bindClaim(claim: DeviceClaim): Promise<boolean> {
     this.device = claim;
     this.session.imei = claim.imei;
     this.session.model = claim.model;

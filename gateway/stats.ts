@@ -21,6 +21,8 @@ export interface GatewayStats {
   refusals: Record<string, Record<string, number>>;
   /** Connections closed for a run of refused input (connection.ts MAX_REFUSED_IN_A_ROW). */
   closedForRefusals: number;
+  /** JT/T 808 auth codes issued (registrations). */
+  authCodesIssued: number;
 }
 
 export function newStats(): GatewayStats {
@@ -37,5 +39,6 @@ export function newStats(): GatewayStats {
     acceptErrors: 0,
     refusals: {},
     closedForRefusals: 0,
+    authCodesIssued: 0,
   };
 }

@@ -9,7 +9,7 @@ import { imeiFrom } from '../../core/imei.js';
 import type { PositionRecorded } from '../../core/events.js';
 import { encoders } from '../simulator/run.js';
 import { Route, mulberry32 } from '../simulator/route.js';
-import type { EncodeContext, ProtocolEncoder, SimPoint } from '../simulator/encoders/types.js';
+import type { EncodeContext, LoginStep, ProtocolEncoder, SimPoint } from '../simulator/encoders/types.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { TcpClient } from '../support/tcp-client.js';
 
@@ -33,10 +33,12 @@ function replyOf(encoder: ProtocolEncoder) {
 }
 
 async function handshake(client: TcpClient, encoder: ProtocolEncoder, ctx: EncodeContext): Promise<void> {
-  for (const frame of encoder.handshake(ctx)) {
+  const steps: LoginStep[] = [];
+  for (let frame = encoder.loginFrame(ctx, steps); frame; frame = encoder.loginFrame(ctx, steps)) {
     client.send(frame);
     const reply = await client.receive(replyOf(encoder));
     expect(encoder.isAck(reply, frame, 0)).toBe(true);
+    steps.push({ frame, reply });
   }
 }
 
@@ -81,7 +83,7 @@ describe.each(['teltonika', 'gt06', 'jt808'] as const)('%s device over TCP', (pr
   it('refuses an unregistered device, closes the connection and records it', async () => {
     h = await startGatewayHarness();
     const client = await TcpClient.open(h.ports[protocol]);
-    const [first] = encoder.handshake(ctx);
+    const first = encoder.loginFrame(ctx, []);
     client.send(first!);
     await client.closedPromise;
     if (protocol === 'teltonika') expect(client.unread.toString('hex')).toBe('00');

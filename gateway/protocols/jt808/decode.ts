@@ -206,17 +206,21 @@ function decodeMessage(data: Buffer, h: Header, end: number, session: SessionInf
       return withIdentity(identity, { records: [], reply: ack(h, session) });
     case MSG_TERMINAL_RESPONSE:
       return withIdentity(identity, { records: [], reply: null });
-    case MSG_REGISTER:
+    case MSG_REGISTER: {
+      const replySerial = serverSerial(session);
       return withIdentity(identity, {
         records: [],
-        reply: registerResponse(h, serverSerial(session), h.serial, REGISTER_OK, terminalCode(data.subarray(h.phoneAt, h.phoneAt + h.phoneLength))),
-        refuse: registerResponse(h, serverSerial(session), h.serial, REGISTER_TERMINAL_UNKNOWN, ''),
+        reply: registerResponse(h, replySerial, h.serial, REGISTER_OK, terminalCode(data.subarray(h.phoneAt, h.phoneAt + h.phoneLength))),
+        refuse: registerResponse(h, replySerial, h.serial, REGISTER_TERMINAL_UNKNOWN, ''),
+        authentication: { step: 'register', accept: (code) => registerResponse(h, replySerial, h.serial, REGISTER_OK, code) },
       });
+    }
     case MSG_AUTH:
       return withIdentity(authIdentity(identity, data, h, end), {
         records: [],
         reply: ack(h, session),
         refuse: ack(h, session, RESULT_FAILED),
+        authentication: { step: 'authenticate', authCode: authCodeOf(data, h, end) },
       });
     case MSG_DRIVER_IDENTITY:
       return withIdentity(identity, { records: [decodeDriverIdentity(data, at, end, h, session)], reply: ack(h, session) });
@@ -324,6 +328,26 @@ export function luhnDigit(digits: string): number {
     sum += d;
   }
   return (10 - (sum % 10)) % 10;
+}
+
+/** The code of a 0x0102: the whole body as text (2011/2013), or `code length u8 · code` (2019). */
+function authCodeOf(data: Buffer, h: Header, end: number): string {
+  if (h.version === null) return data.toString('latin1', h.bodyStart, end);
+  const length = data[h.bodyStart] ?? 0;
+  return data.toString('latin1', h.bodyStart + 1, Math.min(end, h.bodyStart + 1 + length));
+}
+
+/**
+ * 0x8001 result 1 "failure" for a frame the gateway refuses because the terminal has not
+ * authenticated yet; null for frames that expect no reply (terminal responses 0x0001, the
+ * vendor lock messages, ASCII sentences). `frame` decoded without error before.
+ */
+export function unauthenticatedReply(frame: Buffer, session: SessionInfo): Buffer | null {
+  if (frame[0] === TEXT_OPEN) return null;
+  const content = unescapeContent(frame);
+  const h = readHeader(content, 0, content.length - 1);
+  if (h.msgId === MSG_TERMINAL_RESPONSE || isLockVendorMessage(h.msgId)) return null;
+  return ack(h, session, RESULT_FAILED);
 }
 
 /** 2019 authentication carries the IMEI after the auth code: code length u8 · code · IMEI[15] · firmware[20]. */
