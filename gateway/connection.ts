@@ -16,9 +16,10 @@ import { streams } from '../core/streams.js';
 import { DecodeError } from './codec/reader.js';
 import { DeviceDirectory, identityLabel } from './directory.js';
 import type { LogThrottle } from './log-throttle.js';
-import type { Decoded, DeviceIdentity, ProtocolModule, SessionInfo } from './protocol.js';
+import type { Decoded, DeviceIdentity, ProtocolModule, ProtocolName, SessionInfo } from './protocol.js';
 import type { GatewayStats } from './stats.js';
 import { recordsToEvents } from './to-events.js';
+import type { RefusedLoginLog } from './refused-logins.js';
 import type { UnknownDeviceLog } from './unknown-devices.js';
 
 type CloseReason = 'closed' | 'idle_timeout' | 'login_timeout' | 'protocol_error' | 'shutdown' | 'replaced' | 'refused';
@@ -29,6 +30,7 @@ export interface ConnectionDeps {
   log: Logger;
   directory: DeviceDirectory;
   unknownDevices: UnknownDeviceLog;
+  refusedLogins: RefusedLoginLog;
   stats: GatewayStats;
   /** Shared by every connection: refusal log lines at most once per interval per remote address. */
   refusalLog: LogThrottle;
@@ -273,13 +275,13 @@ export class DeviceConnection {
       return;
     }
     const claim = decoded.identity ? await this.resolveKnown(decoded.identity) : null;
-    if (!claim || (this.device && this.device.device_id !== claim.device_id)) {
-      if (claim) {
+    if (!claim || (this.device && this.device.device_id !== claim.device_id) || !(await this.protocolAllowed(claim))) {
+      if (claim && this.device && this.device.device_id !== claim.device_id) {
         this.count('identity_changed');
         this.logRefusal('identity_changed', null, claim.imei, 'identity changed mid-connection; closing');
       }
       if (decoded.refuse) this.write(decoded.refuse);
-      this.close('refused', claim ? 'identity changed' : 'unknown device');
+      this.close('refused', claim ? 'login refused' : 'unknown device');
       return;
     }
     if (step.step === 'register') {
@@ -314,8 +316,30 @@ export class DeviceConnection {
     if (decoded.reply) this.write(decoded.reply);
   }
 
+  /**
+   * A device logs in over one protocol only: the one its registration names, else the one
+   * of its first connection (bound now when this is it). Another is refused and recorded.
+   */
+  private async protocolAllowed(claim: DeviceClaim): Promise<boolean> {
+    let bound: ProtocolName;
+    try {
+      bound = await this.deps.directory.bindProtocol(claim, this.protocol.name, this.deps.clock.now());
+    } catch (err) {
+      // Unknown until the store answers: refused for now; the unit dials again.
+      this.deps.stats.appendFailures += 1;
+      this.log.error({ err, device: claim.device_id }, 'could not read or record the protocol binding; login refused');
+      return false;
+    }
+    if (bound === this.protocol.name) return true;
+    this.count('protocol_mismatch');
+    this.logRefusal('protocol_mismatch', null, `${claim.imei} is bound to ${bound}`, 'login over another protocol refused');
+    await this.deps.refusedLogins.protocolMismatch(claim, this.protocol.name, bound, this.remoteAddress);
+    return false;
+  }
+
   /** Binds the connection to `claim`: the device is connected from now on. */
   private async bindClaim(claim: DeviceClaim): Promise<boolean> {
+    if (!(await this.protocolAllowed(claim))) return false;
     this.device = claim;
     this.session.imei = claim.imei;
     this.session.model = claim.model;

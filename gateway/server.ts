@@ -14,6 +14,9 @@ import { DeviceDirectory } from './directory.js';
 import type { ProtocolModule, ProtocolName } from './protocol.js';
 import { LogThrottle } from './log-throttle.js';
 import { newStats, type ConnectionRejection, type GatewayStats } from './stats.js';
+import { KeyedThrottle } from './keyed-throttle.js';
+import { RefusedLoginLog } from './refused-logins.js';
+import { TokenBucket } from './token-bucket.js';
 import { UnknownDeviceLog } from './unknown-devices.js';
 
 export interface GatewayOptions {
@@ -39,6 +42,14 @@ export interface GatewayOptions {
 const CAP_LOG_INTERVAL_MS = 10_000;
 /** At most one refusal line of each kind per remote address in this interval (connection.ts). */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
+/**
+ * Events about refused devices (`UnknownDeviceSeen`, `DeviceLoginRefused`): at most one per
+ * identifier per minute, and all identifiers together within a bucket of 50 refilled at one
+ * a second (at most 50 + 3,600 an hour, whatever a scan does). docs/gateway-policies.md.
+ */
+export const DEVICE_EVENT_INTERVAL_MS = 60_000;
+export const DEVICE_EVENT_BURST = 50;
+export const DEVICE_EVENT_PER_SECOND = 1;
 
 export class Gateway {
   readonly stats: GatewayStats = newStats();
@@ -47,13 +58,16 @@ export class Gateway {
   private readonly byDevice = new Map<string, DeviceConnection>();
   private readonly directory: DeviceDirectory;
   private readonly unknownDevices: UnknownDeviceLog;
+  private readonly refusedLogins: RefusedLoginLog;
   private readonly admission: ConnectionAdmission;
   private readonly capLog = new LogThrottle(CAP_LOG_INTERVAL_MS);
   private readonly refusalLog = new LogThrottle(REFUSAL_LOG_INTERVAL_MS);
 
   constructor(private readonly options: GatewayOptions) {
     this.directory = new DeviceDirectory(options.store, options.clock);
-    this.unknownDevices = new UnknownDeviceLog(options.store, options.clock, options.log);
+    const deviceEvents = new KeyedThrottle(DEVICE_EVENT_INTERVAL_MS, new TokenBucket(DEVICE_EVENT_BURST, DEVICE_EVENT_PER_SECOND));
+    this.unknownDevices = new UnknownDeviceLog(options.store, options.clock, options.log, deviceEvents, this.stats);
+    this.refusedLogins = new RefusedLoginLog(options.store, options.clock, options.log, deviceEvents, this.stats);
     const fileLimit = options.fileLimit ?? readFileLimit();
     this.admission = new ConnectionAdmission(
       totalConnectionCap(fileLimit, options.maxTotalConnections ?? null),
@@ -109,6 +123,7 @@ export class Gateway {
       log: this.options.log,
       directory: this.directory,
       unknownDevices: this.unknownDevices,
+      refusedLogins: this.refusedLogins,
       stats: this.stats,
       refusalLog: this.refusalLog,
       offlineAfterMs: this.options.offlineAfterS * 1000,

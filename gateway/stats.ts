@@ -23,6 +23,8 @@ export interface GatewayStats {
   closedForRefusals: number;
   /** JT/T 808 auth codes issued (registrations). */
   authCodesIssued: number;
+  /** Operator events not written because the shared budget was spent, by kind (unknown_device, login_refused). */
+  deviceEventsSuppressed: Record<'unknown_device' | 'login_refused', number>;
 }
 
 export function newStats(): GatewayStats {
@@ -40,5 +42,6 @@ export function newStats(): GatewayStats {
     refusals: {},
     closedForRefusals: 0,
     authCodesIssued: 0,
+    deviceEventsSuppressed: { unknown_device: 0, login_refused: 0 },
   };
 }

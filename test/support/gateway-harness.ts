@@ -19,7 +19,7 @@ export interface GatewayHarness {
   store: SqliteEventStore;
   ports: Record<ProtocolName, number>;
   /** Registers a device straight in the store (as POST /v1/devices does). */
-  register(imei: string, opts?: { terminalId?: string; model?: string; customerId?: string }): Promise<DeviceClaim>;
+  register(imei: string, opts?: { terminalId?: string; model?: string; customerId?: string; protocol?: ProtocolName }): Promise<DeviceClaim>;
   events(type?: DomainEvent['type']): Promise<RecordedEvent[]>;
   close(): Promise<void>;
 }
@@ -60,6 +60,7 @@ export async function startGatewayHarness(
         imei,
         model: opts.model ?? 'test-unit',
         terminal_id: opts.terminalId ? normalizeTerminalId(opts.terminalId) : null,
+        ...(opts.protocol ? { protocol: opts.protocol } : {}),
         claimed_at: now,
       };
       await store.appendToStream(streams.imei(imei), [{ id: randomUuid(), type: 'ImeiClaimed', data: claim }]);
