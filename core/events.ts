@@ -215,6 +215,8 @@ export interface DeviceConnectionReplaced {
     remote_address: string;
     protocol: DeviceProtocol;
     replaced_at: number;
+    /** Replacements this event stands for (at most one event per device per minute is written). */
+    count: number;
   };
 }
 

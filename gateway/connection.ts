@@ -19,6 +19,7 @@ import type { LogThrottle } from './log-throttle.js';
 import type { Decoded, DeviceIdentity, ProtocolModule, ProtocolName, SessionInfo } from './protocol.js';
 import type { GatewayStats } from './stats.js';
 import { recordsToEvents } from './to-events.js';
+import type { DisconnectReason } from './presence.js';
 import type { RefusedLoginLog } from './refused-logins.js';
 import type { UnknownDeviceLog } from './unknown-devices.js';
 
@@ -38,9 +39,10 @@ export interface ConnectionDeps {
   /** From accept to login: a hard deadline, not an idle timer (a slow sender must not hold a socket forever). */
   loginTimeoutMs: number;
   maxQueuedFrames: number;
-  /** Called once a device is bound, so an older connection of the same device can be closed. */
+  /** Called once a device is bound (presence.ts records it; an older connection of the device is closed). */
   onBound(connection: DeviceConnection): void;
-  onClosed(connection: DeviceConnection): void;
+  /** Called once the socket closed; `disconnect` is null when the connection never was a device's (or was refused). */
+  onClosed(connection: DeviceConnection, disconnect: { reason: DisconnectReason; lastSeenAt: number } | null): void;
 }
 
 /** Random bytes of a JT/T 808 auth code (sent as hex text: 16 characters). */
@@ -73,7 +75,9 @@ export class DeviceConnection {
   readonly remoteAddress: string;
   /** The remote IP without the port: the key of per-address log limits. */
   private readonly remoteHost: string;
-  private readonly connectionId = randomUuid();
+  readonly connectionId = randomUuid();
+  /** When the device was bound to this connection. */
+  connectedAt = 0;
   private refusedInARow = 0;
   private refusalLogged = false;
   private loginDeadline: NodeJS.Timeout | null;
@@ -106,6 +110,16 @@ export class DeviceConnection {
 
   get deviceId(): string | null {
     return this.device?.device_id ?? null;
+  }
+
+  /** The device this connection is bound to (presence.ts asks only once it is). */
+  get claim(): DeviceClaim {
+    if (!this.device) throw new Error('connection not bound to a device');
+    return this.device;
+  }
+
+  get protocolName(): ProtocolName {
+    return this.protocol.name;
   }
 
   private onData(chunk: Buffer): void {
@@ -345,21 +359,8 @@ export class DeviceConnection {
     this.session.model = claim.model;
     this.clearLoginDeadline();
     this.socket.setTimeout(this.deps.offlineAfterMs);
+    this.connectedAt = this.deps.clock.now();
     this.deps.onBound(this);
-    await this.deps.store.appendToStream(streams.device(claim.device_id), [
-      {
-        id: randomUuid(),
-        type: 'DeviceConnected',
-        data: {
-          device_id: claim.device_id,
-          customer_id: claim.customer_id,
-          connection_id: this.connectionId,
-          protocol: this.protocol.name,
-          remote_address: this.remoteAddress,
-          at: this.deps.clock.now(),
-        },
-      },
-    ]);
     this.log.info({ device: claim.device_id, imei: claim.imei }, 'device connected');
     return true;
   }
@@ -437,31 +438,18 @@ export class DeviceConnection {
     this.closing = reason;
     this.queue.length = 0;
     await this.drained;
-    this.deps.onClosed(this);
     const device = this.device;
-    if (device && reason !== 'refused') {
-      try {
-        await this.deps.store.appendToStream(streams.device(device.device_id), [
-          {
-            id: randomUuid(),
-            type: 'DeviceDisconnected',
-            data: {
-              device_id: device.device_id,
-              customer_id: device.customer_id,
-              connection_id: this.connectionId,
-              reason: reason === 'closed' || reason === 'idle_timeout' || reason === 'shutdown' || reason === 'replaced'
-                ? reason
-                : 'protocol_error',
-              last_seen_at: this.lastSeenAt,
-              at: this.deps.clock.now(),
-            },
-          },
-        ]);
-      } catch (err) {
-        this.log.warn({ err, device: device.device_id }, 'could not record disconnect');
-      }
-      this.log.info({ device: device.device_id, reason }, 'device disconnected');
-    }
+    const recorded = device !== null;
+    this.deps.onClosed(
+      this,
+      recorded
+        ? {
+            reason: reason === 'closed' || reason === 'idle_timeout' || reason === 'shutdown' || reason === 'replaced' ? reason : 'protocol_error',
+            lastSeenAt: this.lastSeenAt,
+          }
+        : null,
+    );
+    if (recorded) this.log.info({ device: device.device_id, reason }, 'device disconnected');
     this.resolveClosed?.();
   }
 

@@ -15,6 +15,7 @@ import type { ProtocolModule, ProtocolName } from './protocol.js';
 import { LogThrottle } from './log-throttle.js';
 import { newStats, type ConnectionRejection, type GatewayStats } from './stats.js';
 import { KeyedThrottle } from './keyed-throttle.js';
+import { DevicePresence } from './presence.js';
 import { RefusedLoginLog } from './refused-logins.js';
 import { TokenBucket } from './token-bucket.js';
 import { UnknownDeviceLog } from './unknown-devices.js';
@@ -34,6 +35,8 @@ export interface GatewayOptions {
   maxTotalConnections?: number | null;
   maxConnectionsPerAddress: number;
   maxQueuedFrames: number;
+  /** A device reconnecting within this long after a close writes no disconnected/connected pair (default 5 s). */
+  reconnectGraceMs?: number;
   /** The process's open-file limit; read from the system when absent. */
   fileLimit?: FileLimit;
 }
@@ -50,12 +53,20 @@ const REFUSAL_LOG_INTERVAL_MS = 10_000;
 export const DEVICE_EVENT_INTERVAL_MS = 60_000;
 export const DEVICE_EVENT_BURST = 50;
 export const DEVICE_EVENT_PER_SECOND = 1;
+/**
+ * DeviceConnected/DeviceDisconnected of all devices together: a burst of 1,000, then 100 a
+ * second; beyond that writes wait (each device's latest state only). A quick redial within
+ * the grace period writes nothing at all. docs/gateway-policies.md.
+ */
+export const CONNECTION_EVENT_BURST = 1_000;
+export const CONNECTION_EVENT_PER_SECOND = 100;
+export const DEFAULT_RECONNECT_GRACE_MS = 5_000;
 
 export class Gateway {
   readonly stats: GatewayStats = newStats();
   private readonly servers: Array<{ protocol: ProtocolName; server: Server }> = [];
   private readonly connections = new Set<DeviceConnection>();
-  private readonly byDevice = new Map<string, DeviceConnection>();
+  private readonly presence: DevicePresence;
   private readonly directory: DeviceDirectory;
   private readonly unknownDevices: UnknownDeviceLog;
   private readonly refusedLogins: RefusedLoginLog;
@@ -68,6 +79,15 @@ export class Gateway {
     const deviceEvents = new KeyedThrottle(DEVICE_EVENT_INTERVAL_MS, new TokenBucket(DEVICE_EVENT_BURST, DEVICE_EVENT_PER_SECOND));
     this.unknownDevices = new UnknownDeviceLog(options.store, options.clock, options.log, deviceEvents, this.stats);
     this.refusedLogins = new RefusedLoginLog(options.store, options.clock, options.log, deviceEvents, this.stats);
+    this.presence = new DevicePresence({
+      store: options.store,
+      clock: options.clock,
+      log: options.log,
+      stats: this.stats,
+      bucket: new TokenBucket(CONNECTION_EVENT_BURST, CONNECTION_EVENT_PER_SECOND),
+      replacements: deviceEvents,
+      graceMs: options.reconnectGraceMs ?? DEFAULT_RECONNECT_GRACE_MS,
+    });
     const fileLimit = options.fileLimit ?? readFileLimit();
     this.admission = new ConnectionAdmission(
       totalConnectionCap(fileLimit, options.maxTotalConnections ?? null),
@@ -129,18 +149,12 @@ export class Gateway {
       offlineAfterMs: this.options.offlineAfterS * 1000,
       loginTimeoutMs: this.options.loginTimeoutS * 1000,
       maxQueuedFrames: this.options.maxQueuedFrames,
-      onBound: (c) => {
-        const id = c.deviceId!;
-        const previous = this.byDevice.get(id);
-        // A unit that redials while its old socket lingers: the newest connection wins.
-        if (previous && previous !== c) previous.close('replaced', 'device reconnected');
-        this.byDevice.set(id, c);
-      },
-      onClosed: (c) => {
+      // A unit that redials while its old socket lingers: the newest connection wins (presence.ts).
+      onBound: (c) => this.presence.connected(c),
+      onClosed: (c, disconnect) => {
         this.admission.release(address);
         this.connections.delete(c);
-        const id = c.deviceId;
-        if (id && this.byDevice.get(id) === c) this.byDevice.delete(id);
+        if (disconnect) this.presence.closed(c, disconnect.reason, disconnect.lastSeenAt);
       },
     });
     this.connections.add(connection);
@@ -182,6 +196,8 @@ export class Gateway {
       ({ server }) => new Promise<void>((resolve) => server.close(() => resolve())),
     );
     await Promise.all([...this.connections].map((c) => c.shutdown()));
+    // Every device of this node is offline now, as far as it knows: no grace, no bucket.
+    await this.presence.flushAll();
     await Promise.all(closing);
   }
 }

@@ -25,6 +25,12 @@ export interface GatewayStats {
   authCodesIssued: number;
   /** Operator events not written because the shared budget was spent, by kind (unknown_device, login_refused). */
   deviceEventsSuppressed: Record<'unknown_device' | 'login_refused', number>;
+  /** Connections closed because a newer one of the same device logged in. */
+  connectionsReplaced: number;
+  /** DeviceConnected/DeviceDisconnected/DeviceConnectionReplaced events not written (quick redials, throttled replacements). */
+  connectionEventsSuppressed: number;
+  /** Connection-event writes that waited for the shared bucket. */
+  connectionEventsDeferred: number;
 }
 
 export function newStats(): GatewayStats {
@@ -43,5 +49,8 @@ export function newStats(): GatewayStats {
     closedForRefusals: 0,
     authCodesIssued: 0,
     deviceEventsSuppressed: { unknown_device: 0, login_refused: 0 },
+    connectionsReplaced: 0,
+    connectionEventsSuppressed: 0,
+    connectionEventsDeferred: 0,
   };
 }

@@ -7,7 +7,7 @@ import { imeiFrom } from '../../core/imei.js';
 import { encoders } from '../simulator/run.js';
 import { Route } from '../simulator/route.js';
 import type { EncodeContext } from '../simulator/encoders/types.js';
-import { login, replyOf, sendPoints } from '../support/device-login.js';
+import { login, replyOf, sendPoints, until } from '../support/device-login.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { TcpClient } from '../support/tcp-client.js';
 
@@ -43,6 +43,7 @@ describe('one protocol per device', () => {
       expect.objectContaining({ device_id: claim.device_id, protocol: 'teltonika' }),
     ]);
 
+    await until(async () => (await h!.events('DeviceConnected')).length > 0, 5_000, 'connected');
     await refusedOnGt06(h.ports.gt06);
     expect(await h.events('PositionRecorded')).toHaveLength(1);
     expect((await h.events('DeviceConnected')).map((e) => (e.data as { protocol: string }).protocol)).toEqual(['teltonika']);
@@ -70,6 +71,7 @@ describe('one protocol per device', () => {
     // Its own protocol logs in.
     const gt06 = await TcpClient.open(h.ports.gt06);
     await login(gt06, encoders.gt06, ctx);
+    await until(async () => (await h!.events('DeviceConnected')).length > 0, 5_000, 'connected');
     expect((await h.events('DeviceConnected')).map((e) => (e.data as { protocol: string }).protocol)).toEqual(['gt06']);
     gt06.close();
   });

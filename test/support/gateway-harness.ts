@@ -45,6 +45,8 @@ export async function startGatewayHarness(
     maxConnections: 1000,
     maxConnectionsPerAddress: 1000,
     maxQueuedFrames: 64,
+    // Disconnects recorded at once unless a test looks at quick redials.
+    reconnectGraceMs: 0,
     ...options,
   });
   const ports = await gateway.start();
