@@ -86,8 +86,9 @@ export class DevicePresence {
       clearTimeout(state.graceTimer);
       state.graceTimer = null;
     }
+    // A redial or a replacement keeps the connection already recorded: no disconnected/connected pair.
+    if (state.written !== null) this.deps.stats.connectionEventsSuppressed += 2;
     if (previous && previous !== c) this.replaced(previous, c);
-    else if (state.written !== null && !previous) this.deps.stats.connectionEventsSuppressed += 2; // a quick redial: no pair
     this.markDirty(id);
   }
 

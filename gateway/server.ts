@@ -37,6 +37,8 @@ export interface GatewayOptions {
   maxQueuedFrames: number;
   /** A device reconnecting within this long after a close writes no disconnected/connected pair (default 5 s). */
   reconnectGraceMs?: number;
+  /** The shared budget of connection events (default CONNECTION_EVENT_BURST, CONNECTION_EVENT_PER_SECOND). */
+  connectionEventBudget?: { burst: number; perSecond: number };
   /** The process's open-file limit; read from the system when absent. */
   fileLimit?: FileLimit;
 }
@@ -84,7 +86,10 @@ export class Gateway {
       clock: options.clock,
       log: options.log,
       stats: this.stats,
-      bucket: new TokenBucket(CONNECTION_EVENT_BURST, CONNECTION_EVENT_PER_SECOND),
+      bucket: new TokenBucket(
+        options.connectionEventBudget?.burst ?? CONNECTION_EVENT_BURST,
+        options.connectionEventBudget?.perSecond ?? CONNECTION_EVENT_PER_SECOND,
+      ),
       replacements: deviceEvents,
       graceMs: options.reconnectGraceMs ?? DEFAULT_RECONNECT_GRACE_MS,
     });

@@ -6,11 +6,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DeviceConnectionReplaced } from '../../core/events.js';
 import { imeiFrom } from '../../core/imei.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
-import { evolveDevice, type DeviceRow } from '../../projections/devices/evolve.js';
 import { encoders } from '../simulator/run.js';
 import { Route } from '../simulator/route.js';
 import type { EncodeContext } from '../simulator/encoders/types.js';
 import { login, sendPoints, until } from '../support/device-login.js';
+import { statusFrom } from '../support/device-status.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { capturingLogger, startPlatformHarness, type PlatformHarness } from '../support/platform-harness.js';
 import { TcpClient } from '../support/tcp-client.js';
@@ -27,17 +27,6 @@ afterEach(async () => {
 });
 
 const route = new Route({ seed: 4, startLat: 56.95, startLng: 24.1, startTime: Date.now() - 3_600_000 });
-
-/** The device's read-model status, folded from its stream as the devices projection does. */
-export function statusFrom(events: RecordedEvent[], deviceId: string): DeviceRow['status'] {
-  let row: DeviceRow | null = {
-    device_id: deviceId, customer_id: 'cus_test', imei: IMEI, model: 'test-unit', name: null, group_id: null, driver_id: null,
-    terminal_id: null, speed_limit_kmh: null, status: 'never_connected', protocol: null, connection_id: null, last_seen_at: null,
-    created_at: 0, updated_at: 0,
-  };
-  for (const e of events) if (e.stream === `device-${deviceId}`) row = evolveDevice(row, e);
-  return row!.status;
-}
 
 describe.each(['teltonika', 'gt06', 'jt808'] as const)('%s: a second connection of a connected device', (protocol) => {
   it('wins: the older socket is closed, the replacement recorded, and the device stays online', async () => {
