@@ -281,6 +281,10 @@ export class DeviceConnection {
    */
   private async loginStep(frame: Buffer, decoded: Decoded, now: number): Promise<void> {
     const step = decoded.authentication;
+    if (!step && decoded.sessionless && decoded.records.length === 0) {
+      if (decoded.reply) this.write(decoded.reply);
+      return;
+    }
     if (!step) {
       this.deps.stats.framesRefused += 1;
       const reply = this.protocol.unauthenticatedReply!(frame, this.session);

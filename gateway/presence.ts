@@ -244,5 +244,6 @@ export class DevicePresence {
     }
     // The live state may have moved on while the append was in flight.
     if (this.differs(state) && !state.graceTimer) this.dirty.add(id);
+    else if (!state.live && state.written === null && !state.graceTimer && this.devices.get(id) === state) this.devices.delete(id);
   }
 }

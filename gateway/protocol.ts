@@ -103,6 +103,8 @@ export interface Decoded {
    * own would answer (the terminal digits, as Traccar does); the gateway sends `accept(code)`.
    */
   authentication?: AuthenticationStep;
+  /** Stores nothing and may be answered before authentication (JT/T 808 e-lock text sentences). */
+  sessionless?: true;
 }
 
 export type AuthenticationStep =

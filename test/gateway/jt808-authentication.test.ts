@@ -95,6 +95,19 @@ describe('JT/T 808 authentication', () => {
     expect(h.gateway.stats.refusals.jt808?.not_authenticated).toBe(2);
   });
 
+  it('still answers an e-lock time request (an ASCII sentence that stores nothing) before any authentication', async () => {
+    h = await startGatewayHarness();
+    const client = await TcpClient.open(h.ports.jt808);
+    client.send(Buffer.from('(794104004140,1,001,BASE,2,TIME)', 'latin1'));
+    const echo = await client.receive((buf) => {
+      const end = buf.indexOf(0x29); // ')'
+      return end < 0 ? null : { value: buf.toString('latin1', 0, end + 1), consumed: end + 1 };
+    });
+    expect(echo).toMatch(/^\(794104004140,1,001,BASE,2,\d{14}\)$/);
+    expect(h.gateway.stats.refusals.jt808?.not_authenticated).toBeUndefined();
+    client.close();
+  });
+
   it('refuses a wrong auth code (the terminal digits included) and keeps refusing reports', async () => {
     h = await startGatewayHarness();
     await register(h);
