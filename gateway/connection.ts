@@ -79,6 +79,8 @@ export class DeviceConnection {
   /** When the device was bound to this connection. */
   connectedAt = 0;
   private refusedInARow = 0;
+  /** JT/T 808: whether the identity of a frame before authentication was looked up (once per connection). */
+  private identityChecked = false;
   private refusalLogged = false;
   private loginDeadline: NodeJS.Timeout | null;
 
@@ -289,6 +291,14 @@ export class DeviceConnection {
       this.deps.stats.framesRefused += 1;
       const reply = this.protocol.unauthenticatedReply!(frame, this.session);
       if (reply) this.write(reply);
+      // A terminal nobody registered is told so by its first frame, and recorded as before.
+      if (!this.identityChecked && decoded.identity) {
+        this.identityChecked = true;
+        if (!(await this.resolveKnown(decoded.identity))) {
+          this.close('refused', 'unknown device');
+          return;
+        }
+      }
       this.refused('not_authenticated', frame, 'frame before authentication');
       return;
     }

@@ -95,6 +95,18 @@ describe('JT/T 808 authentication', () => {
     expect(h.gateway.stats.refusals.jt808?.not_authenticated).toBe(2);
   });
 
+  it('refuses and records a terminal nobody registered from its first report, as from a registration', async () => {
+    h = await startGatewayHarness();
+    const client = await TcpClient.open(h.ports.jt808);
+    const report = jt808Encoder.encode(points(1), { ...ctx, serial: 5 });
+    expect(generalResult(await exchange(client, report), report)).toBe(1);
+    await client.closedPromise;
+    expect((await h.events('UnknownDeviceSeen')).map((e) => e.data)).toEqual([
+      expect.objectContaining({ identifier: ctx.terminalId.replace(/^0+/, ''), protocol: 'jt808' }),
+    ]);
+    expect(await h.events('PositionRecorded')).toHaveLength(0);
+  });
+
   it('still answers an e-lock time request (an ASCII sentence that stores nothing) before any authentication', async () => {
     h = await startGatewayHarness();
     const client = await TcpClient.open(h.ports.jt808);
