@@ -35,6 +35,8 @@ export interface ConnectionDeps {
   stats: GatewayStats;
   /** Shared by every connection: refusal log lines at most once per interval per remote address. */
   refusalLog: LogThrottle;
+  /** Shared by every connection: at most one JT/T 808 auth code per device per interval. */
+  registrations: LogThrottle;
   offlineAfterMs: number;
   /** From accept to login: a hard deadline, not an idle timer (a slow sender must not hold a socket forever). */
   loginTimeoutMs: number;
@@ -313,6 +315,13 @@ export class DeviceConnection {
       return;
     }
     if (step.step === 'register') {
+      // Each code is an event in the device stream: a unit registering again and again gets "already registered".
+      if (this.deps.registrations.take(claim.device_id, now) < 0) {
+        this.deps.stats.framesRefused += 1;
+        this.write(step.alreadyRegistered);
+        this.refused('registered_too_often', frame, `${claim.imei} registered less than a minute ago`);
+        return;
+      }
       const code = randomBytes(AUTH_CODE_BYTES).toString('hex');
       try {
         await this.deps.directory.issueAuthCode(claim, code, now);

@@ -108,8 +108,11 @@ export interface Decoded {
 }
 
 export type AuthenticationStep =
-  /** The terminal registers (JT/T 808 0x0100): `accept(code)` is the reply handing it out. */
-  | { step: 'register'; accept(authCode: string): Buffer }
+  /**
+   * The terminal registers (JT/T 808 0x0100): `accept(code)` is the reply handing it out;
+   * `alreadyRegistered` the one refusing a new code (0x8100 result 3).
+   */
+  | { step: 'register'; accept(authCode: string): Buffer; alreadyRegistered: Buffer }
   /** The terminal presents its code (0x0102): `reply` accepts it, `refuse` refuses it. */
   | { step: 'authenticate'; authCode: string };
 

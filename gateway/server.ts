@@ -53,6 +53,8 @@ const REFUSAL_LOG_INTERVAL_MS = 10_000;
  * a second (at most 50 + 3,600 an hour, whatever a scan does). docs/gateway-policies.md.
  */
 export const DEVICE_EVENT_INTERVAL_MS = 60_000;
+/** A JT/T 808 terminal gets at most one auth code a minute from a node; a registration sooner gets 0x8100 result 3. */
+export const REGISTRATION_INTERVAL_MS = 60_000;
 export const DEVICE_EVENT_BURST = 50;
 export const DEVICE_EVENT_PER_SECOND = 1;
 /**
@@ -75,6 +77,7 @@ export class Gateway {
   private readonly admission: ConnectionAdmission;
   private readonly capLog = new LogThrottle(CAP_LOG_INTERVAL_MS);
   private readonly refusalLog = new LogThrottle(REFUSAL_LOG_INTERVAL_MS);
+  private readonly registrations = new LogThrottle(REGISTRATION_INTERVAL_MS);
 
   constructor(private readonly options: GatewayOptions) {
     this.directory = new DeviceDirectory(options.store, options.clock);
@@ -151,6 +154,7 @@ export class Gateway {
       refusedLogins: this.refusedLogins,
       stats: this.stats,
       refusalLog: this.refusalLog,
+      registrations: this.registrations,
       offlineAfterMs: this.options.offlineAfterS * 1000,
       loginTimeoutMs: this.options.loginTimeoutS * 1000,
       maxQueuedFrames: this.options.maxQueuedFrames,

@@ -186,6 +186,24 @@ describe('JT/T 808 authentication', () => {
     expect(await h.events('PositionRecorded')).toHaveLength(3);
   });
 
+  it('issues one code a minute per device: a registration sooner is answered "already registered" and the code stands', async () => {
+    h = await startGatewayHarness();
+    await register(h);
+    const first = await TcpClient.open(h.ports.jt808);
+    const code = await login(first, jt808Encoder, ctx);
+    for (let i = 0; i < 5; i++) {
+      const again = registerFrame({ ...ctx, serial: 20 + i });
+      const reply = parsed(await exchange(first, again));
+      expect(reply.msgId).toBe(0x8100);
+      expect(reply.body[2]).toBe(3); // terminal already registered
+      expect(reply.body.length).toBe(3); // and no code
+    }
+    expect(await h.events('TerminalAuthCodeIssued')).toHaveLength(1);
+    const auth = authFrame({ ...ctx, serial: 30, authCode: code! });
+    expect(generalResult(await exchange(first, auth), auth)).toBe(0);
+    first.close();
+  });
+
   it('takes only the latest code: a registration on one node voids the old code on every node', async () => {
     h = await startGatewayHarness();
     await register(h);

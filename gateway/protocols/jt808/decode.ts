@@ -14,6 +14,7 @@ import type { DeviceAlarmKind } from '../../../core/alarms.js';
 import { normalizeTerminalId } from '../../../core/imei.js';
 import {
   REGISTER_OK,
+  REGISTER_TERMINAL_REGISTERED,
   REGISTER_TERMINAL_UNKNOWN,
   RESULT_FAILED,
   RESULT_MESSAGE_ERROR,
@@ -212,7 +213,11 @@ function decodeMessage(data: Buffer, h: Header, end: number, session: SessionInf
         records: [],
         reply: registerResponse(h, replySerial, h.serial, REGISTER_OK, terminalCode(data.subarray(h.phoneAt, h.phoneAt + h.phoneLength))),
         refuse: registerResponse(h, replySerial, h.serial, REGISTER_TERMINAL_UNKNOWN, ''),
-        authentication: { step: 'register', accept: (code) => registerResponse(h, replySerial, h.serial, REGISTER_OK, code) },
+        authentication: {
+          step: 'register',
+          accept: (code) => registerResponse(h, replySerial, h.serial, REGISTER_OK, code),
+          alreadyRegistered: registerResponse(h, replySerial, h.serial, REGISTER_TERMINAL_REGISTERED, ''),
+        },
       });
     }
     case MSG_AUTH:
