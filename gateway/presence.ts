@@ -69,6 +69,8 @@ export class DevicePresence {
   private flushing: Promise<void> | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly replacedLog = new LogThrottle(REPLACED_LOG_INTERVAL_MS);
+  /** Set by flushAll: the gateway is stopping, and the store may close after it. */
+  private stopped = false;
 
   constructor(private readonly deps: PresenceDeps) {}
 
@@ -108,6 +110,7 @@ export class DevicePresence {
 
   /** Writes every pending state now, grace periods and bucket aside (the gateway is stopping). */
   async flushAll(): Promise<void> {
+    this.stopped = true;
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     await this.flushing;
@@ -157,6 +160,7 @@ export class DevicePresence {
   }
 
   private markDirty(id: string): void {
+    if (this.stopped) return;
     this.dirty.add(id);
     this.kick();
   }
