@@ -47,14 +47,15 @@ export interface GatewayOptions {
 const CAP_LOG_INTERVAL_MS = 10_000;
 /** At most one refusal line of each kind per remote address in this interval (connection.ts). */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
-/**
- * Events about refused devices (`UnknownDeviceSeen`, `DeviceLoginRefused`): at most one per
- * identifier per minute, and all identifiers together within a bucket of 50 refilled at one
- * a second (at most 50 + 3,600 an hour, whatever a scan does). docs/gateway-policies.md.
- */
-export const DEVICE_EVENT_INTERVAL_MS = 60_000;
 /** A JT/T 808 terminal gets at most one auth code a minute from a node; a registration sooner gets 0x8100 result 3. */
 export const REGISTRATION_INTERVAL_MS = 60_000;
+/**
+ * Events about refused devices and replaced connections (`UnknownDeviceSeen`,
+ * `DeviceLoginRefused`, `DeviceConnectionReplaced`): at most one per identifier per minute,
+ * and all identifiers together within a bucket of 50 refilled at one a second (at most
+ * 50 + 3,600 an hour, whatever a scan does). docs/gateway-policies.md.
+ */
+export const DEVICE_EVENT_INTERVAL_MS = 60_000;
 export const DEVICE_EVENT_BURST = 50;
 export const DEVICE_EVENT_PER_SECOND = 1;
 /**
