@@ -95,6 +95,11 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
                       acceptErrors: s?.acceptErrors ?? 0,
                       refusals: s?.refusals ?? {},
                       closedForRefusals: s?.closedForRefusals ?? 0,
+                      connectionsReplaced: s?.connectionsReplaced ?? 0,
+                      connectionEventsSuppressed: s?.connectionEventsSuppressed ?? 0,
+                      connectionEventsDeferred: s?.connectionEventsDeferred ?? 0,
+                      deviceEventsSuppressed: { ...s?.deviceEventsSuppressed },
+                      authCodesIssued: s?.authCodesIssued ?? 0,
                     };
                   },
                 }

@@ -45,6 +45,15 @@ export interface MetricsSources {
     /** Refused device input by protocol, then reason. */
     refusals: Record<string, Record<string, number>>;
     closedForRefusals: number;
+    /** Connections closed because a newer one of the same device logged in. */
+    connectionsReplaced?: number;
+    /** Connection events not written (quick redials, throttled replacements) and writes that waited for the budget. */
+    connectionEventsSuppressed?: number;
+    connectionEventsDeferred?: number;
+    /** Events about refused devices not written for the shared budget, by kind (unknown_device, login_refused). */
+    deviceEventsSuppressed?: Record<string, number>;
+    /** JT/T 808 auth codes issued. */
+    authCodesIssued?: number;
   };
   storeAppends?: () => { appends: number; events: number; failures: number };
 }

@@ -101,6 +101,28 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
         ),
         loginTimeouts: mirroredCounter(registry, 'fleet_gateway_login_timeouts_total', 'Connections closed for not logging in by the deadline'),
         acceptErrors: mirroredCounter(registry, 'fleet_gateway_accept_errors_total', 'Failed accepts on the device listeners (EMFILE, ENFILE, ...)'),
+        replaced: mirroredCounter(
+          registry,
+          'fleet_gateway_connections_replaced_total',
+          'Device connections closed because a newer connection of the same device logged in (device.connection_replaced)',
+        ),
+        connectionEventsSuppressed: mirroredCounter(
+          registry,
+          'fleet_gateway_connection_events_suppressed_total',
+          'Connection events not written: connected/disconnected pairs of quick redials, replacements past the per-device limit',
+        ),
+        connectionEventsDeferred: mirroredCounter(
+          registry,
+          'fleet_gateway_connection_events_deferred_total',
+          'Connection event writes that waited for the shared budget',
+        ),
+        deviceEventsSuppressed: mirroredLabelledCounter(
+          registry,
+          'fleet_gateway_device_events_suppressed_total',
+          'Events about refused devices not written because the shared budget was spent (unknown_device, login_refused)',
+          ['kind'],
+        ),
+        authCodesIssued: mirroredCounter(registry, 'fleet_gateway_auth_codes_issued_total', 'JT/T 808 auth codes issued at registration'),
       }
     : null;
   const store = sources.storeAppends
@@ -138,6 +160,11 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
         gateway.closedForRefusals(s.closedForRefusals);
         gateway.loginTimeouts(s.loginTimeouts);
         gateway.acceptErrors(s.acceptErrors);
+        gateway.replaced(s.connectionsReplaced ?? 0);
+        gateway.connectionEventsSuppressed(s.connectionEventsSuppressed ?? 0);
+        gateway.connectionEventsDeferred(s.connectionEventsDeferred ?? 0);
+        gateway.deviceEventsSuppressed(byLabel('kind', s.deviceEventsSuppressed ?? {}));
+        gateway.authCodesIssued(s.authCodesIssued ?? 0);
       }
       if (store && sources.storeAppends) {
         const s = sources.storeAppends();

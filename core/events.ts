@@ -94,8 +94,13 @@ export interface DeviceClaim {
   imei: string;
   model: string;
   terminal_id: string | null;
+  /** The only protocol the unit may log in with, when fixed at registration; else bound on its first connection. */
+  protocol?: DeviceProtocol | null;
   claimed_at: number;
 }
+
+/** The tracker protocols the gateway speaks. */
+export type DeviceProtocol = 'teltonika' | 'gt06' | 'jt808';
 
 export interface ImeiClaimed {
   type: 'ImeiClaimed';
@@ -141,6 +146,8 @@ export interface DeviceRegistered {
     terminal_id: string | null;
     /** Overspeed threshold for this device; null falls back to the customer's default. */
     speed_limit_kmh?: number | null;
+    /** The only protocol the unit may log in with; null or absent: the one of its first connection. */
+    protocol?: DeviceProtocol | null;
     created_at: number;
   };
 }
@@ -179,6 +186,58 @@ export interface DeviceDisconnected {
     reason: 'closed' | 'idle_timeout' | 'protocol_error' | 'shutdown' | 'replaced';
     last_seen_at: number;
     at: number;
+  };
+}
+
+/**
+ * A JT/T 808 terminal registered (0x0100) and was handed an auth code (0x8100). Only the
+ * latest code of a device authenticates (0x0102), on any gateway node and after restarts.
+ * The code itself is not kept: its SHA-256 is enough to check one.
+ */
+export interface TerminalAuthCodeIssued {
+  type: 'TerminalAuthCodeIssued';
+  data: { device_id: string; customer_id: string; auth_code_sha256: string; issued_at: number };
+}
+
+/** The protocol of a device's first connection, when its registration named none: the only one it may use from then on. */
+export interface DeviceProtocolBound {
+  type: 'DeviceProtocolBound';
+  data: { device_id: string; customer_id: string; protocol: DeviceProtocol; bound_at: number };
+}
+
+/**
+ * A login of a registered unit over a protocol it is not bound to: refused. Written at most
+ * once a minute per device and within the gateway's global budget; `count` is how many
+ * refusals this event stands for.
+ */
+export interface DeviceLoginRefused {
+  type: 'DeviceLoginRefused';
+  data: {
+    device_id: string;
+    customer_id: string;
+    reason: 'protocol_mismatch';
+    protocol: DeviceProtocol;
+    bound_protocol: DeviceProtocol;
+    remote_address: string;
+    at: number;
+    count: number;
+  };
+}
+
+/** A second connection logged in for a connected device: the newest wins, the older socket is closed. */
+export interface DeviceConnectionReplaced {
+  type: 'DeviceConnectionReplaced';
+  data: {
+    device_id: string;
+    customer_id: string;
+    previous_connection_id: string;
+    connection_id: string;
+    previous_remote_address: string;
+    remote_address: string;
+    protocol: DeviceProtocol;
+    replaced_at: number;
+    /** Replacements this event stands for (at most one event per device per minute is written). */
+    count: number;
   };
 }
 
@@ -396,6 +455,10 @@ export type DomainEvent =
   | DeviceUpdated
   | DeviceConnected
   | DeviceDisconnected
+  | TerminalAuthCodeIssued
+  | DeviceProtocolBound
+  | DeviceLoginRefused
+  | DeviceConnectionReplaced
   | PositionRecorded
   | StatusReported
   | AlarmReported

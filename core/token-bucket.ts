@@ -45,3 +45,29 @@ export function take(state: BucketState, limits: BucketLimits, now: number): Tak
     retryAfterS: allowed ? 0 : Math.max(1, Math.ceil((1 - state.tokens) / perMs / 1000)),
   };
 }
+
+/** One bucket as an object (shared by many callers, or one per key), on the same arithmetic. */
+export class TokenBucket {
+  private state: BucketState | null = null;
+  private readonly limits: BucketLimits;
+
+  constructor(
+    readonly burst: number,
+    readonly perSecond: number,
+  ) {
+    this.limits = { capacity: burst, perMinute: perSecond * 60 };
+  }
+
+  /** Takes one token if there is one. */
+  take(now: number): boolean {
+    this.state ??= fullBucket(this.limits, now);
+    return take(this.state, this.limits, now).allowed;
+  }
+
+  /** Milliseconds until a token is there (0: now); takes nothing. */
+  waitMs(now: number): number {
+    this.state ??= fullBucket(this.limits, now);
+    const tokens = Math.min(this.limits.capacity, this.state.tokens + Math.max(0, now - this.state.at) * (this.perSecond / 1000));
+    return tokens >= 1 - 1e-9 ? 0 : Math.ceil(((1 - tokens) / this.perSecond) * 1000);
+  }
+}

@@ -5,6 +5,7 @@
  * order); many connections append concurrently, which the store groups into
  * one commit.
  */
+import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { Clock } from '../core/clock.js';
 import type { DeviceClaim } from '../core/events.js';
@@ -15,9 +16,11 @@ import { streams } from '../core/streams.js';
 import { DecodeError } from './codec/reader.js';
 import { DeviceDirectory, identityLabel } from './directory.js';
 import type { LogThrottle } from './log-throttle.js';
-import type { Decoded, DeviceIdentity, ProtocolModule, SessionInfo } from './protocol.js';
+import type { Decoded, DeviceIdentity, ProtocolModule, ProtocolName, SessionInfo } from './protocol.js';
 import type { GatewayStats } from './stats.js';
 import { recordsToEvents } from './to-events.js';
+import type { DisconnectReason } from './presence.js';
+import type { RefusedLoginLog } from './refused-logins.js';
 import type { UnknownDeviceLog } from './unknown-devices.js';
 
 type CloseReason = 'closed' | 'idle_timeout' | 'login_timeout' | 'protocol_error' | 'shutdown' | 'replaced' | 'refused';
@@ -28,17 +31,24 @@ export interface ConnectionDeps {
   log: Logger;
   directory: DeviceDirectory;
   unknownDevices: UnknownDeviceLog;
+  refusedLogins: RefusedLoginLog;
   stats: GatewayStats;
   /** Shared by every connection: refusal log lines at most once per interval per remote address. */
   refusalLog: LogThrottle;
+  /** Shared by every connection: at most one JT/T 808 auth code per device per interval. */
+  registrations: LogThrottle;
   offlineAfterMs: number;
   /** From accept to login: a hard deadline, not an idle timer (a slow sender must not hold a socket forever). */
   loginTimeoutMs: number;
   maxQueuedFrames: number;
-  /** Called once a device is bound, so an older connection of the same device can be closed. */
+  /** Called once a device is bound (presence.ts records it; an older connection of the device is closed). */
   onBound(connection: DeviceConnection): void;
-  onClosed(connection: DeviceConnection): void;
+  /** Called once the socket closed; `disconnect` is null when the connection never was a device's (or was refused). */
+  onClosed(connection: DeviceConnection, disconnect: { reason: DisconnectReason; lastSeenAt: number } | null): void;
 }
+
+/** Random bytes of a JT/T 808 auth code (sent as hex text: 16 characters). */
+const AUTH_CODE_BYTES = 8;
 
 /** Bytes of a refused frame's hex written to a log line: enough to recognise it, too few to fill a disk. */
 const LOG_HEX_BYTES = 64;
@@ -67,8 +77,12 @@ export class DeviceConnection {
   readonly remoteAddress: string;
   /** The remote IP without the port: the key of per-address log limits. */
   private readonly remoteHost: string;
-  private readonly connectionId = randomUuid();
+  readonly connectionId = randomUuid();
+  /** When the device was bound to this connection. */
+  connectedAt = 0;
   private refusedInARow = 0;
+  /** JT/T 808: whether the identity of a frame before authentication was looked up (once per connection). */
+  private identityChecked = false;
   private refusalLogged = false;
   private loginDeadline: NodeJS.Timeout | null;
 
@@ -100,6 +114,16 @@ export class DeviceConnection {
 
   get deviceId(): string | null {
     return this.device?.device_id ?? null;
+  }
+
+  /** The device this connection is bound to (presence.ts asks only once it is). */
+  get claim(): DeviceClaim {
+    if (!this.device) throw new Error('connection not bound to a device');
+    return this.device;
+  }
+
+  get protocolName(): ProtocolName {
+    return this.protocol.name;
   }
 
   private onData(chunk: Buffer): void {
@@ -182,6 +206,11 @@ export class DeviceConnection {
       this.session.frameIndex += 1;
     }
 
+    // Terminals that authenticate (JT/T 808): login steps, and whatever comes before them, go their own way.
+    if (this.protocol.unauthenticatedReply && (decoded.authentication || !this.device)) {
+      await this.loginStep(frame, decoded, now);
+      return;
+    }
     // Most frames repeat the identity the connection is bound to: no await for those.
     if (decoded.identity && !this.isBoundTo(decoded.identity) && !(await this.bind(decoded.identity))) {
       if (decoded.refuse) this.write(decoded.refuse);
@@ -233,34 +262,128 @@ export class DeviceConnection {
       this.logRefusal('identity_changed', null, identityLabel(identity), 'identity changed mid-connection; closing');
       return false;
     }
+    const claim = await this.resolveKnown(identity);
+    return claim !== null && (await this.bindClaim(claim));
+  }
+
+  /** The registered device `identity` names; null (counted, logged, recorded) when there is none. */
+  private async resolveKnown(identity: DeviceIdentity): Promise<DeviceClaim | null> {
     const claim = await this.deps.directory.resolve(identity);
-    if (!claim) {
-      this.deps.stats.unknownDeviceFrames += 1;
-      this.count('unknown_device');
-      this.logRefusal('unknown_device', null, identityLabel(identity), 'unknown device refused');
-      await this.deps.unknownDevices.record(identityLabel(identity), this.protocol.name, this.remoteAddress);
+    if (claim) return claim;
+    this.deps.stats.unknownDeviceFrames += 1;
+    this.count('unknown_device');
+    this.logRefusal('unknown_device', null, identityLabel(identity), 'unknown device refused');
+    await this.deps.unknownDevices.record(identityLabel(identity), this.protocol.name, this.remoteAddress);
+    return null;
+  }
+
+  /**
+   * JT/T 808 login: a registration (0x0100) gets a fresh random auth code, recorded in the
+   * device stream; an authentication (0x0102) binds the connection when it presents the
+   * latest code, else gets a "failure" general response. Any other frame before that is
+   * answered "failure" and not stored.
+   */
+  private async loginStep(frame: Buffer, decoded: Decoded, now: number): Promise<void> {
+    const step = decoded.authentication;
+    if (!step && decoded.sessionless && decoded.records.length === 0) {
+      if (decoded.reply) this.write(decoded.reply);
+      return;
+    }
+    if (!step) {
+      this.deps.stats.framesRefused += 1;
+      const reply = this.protocol.unauthenticatedReply!(frame, this.session);
+      if (reply) this.write(reply);
+      // A terminal nobody registered is told so by its first frame, and recorded as before.
+      if (!this.identityChecked && decoded.identity) {
+        this.identityChecked = true;
+        if (!(await this.resolveKnown(decoded.identity))) {
+          this.close('refused', 'unknown device');
+          return;
+        }
+      }
+      this.refused('not_authenticated', frame, 'frame before authentication');
+      return;
+    }
+    const claim = decoded.identity ? await this.resolveKnown(decoded.identity) : null;
+    if (!claim || (this.device && this.device.device_id !== claim.device_id) || !(await this.protocolAllowed(claim))) {
+      if (claim && this.device && this.device.device_id !== claim.device_id) {
+        this.count('identity_changed');
+        this.logRefusal('identity_changed', null, claim.imei, 'identity changed mid-connection; closing');
+      }
+      if (decoded.refuse) this.write(decoded.refuse);
+      this.close('refused', claim ? 'login refused' : 'unknown device');
+      return;
+    }
+    if (step.step === 'register') {
+      // Each code is an event in the device stream: a unit registering again and again gets "already registered".
+      if (this.deps.registrations.take(claim.device_id, now) < 0) {
+        this.deps.stats.framesRefused += 1;
+        this.write(step.alreadyRegistered);
+        this.refused('registered_too_often', frame, `${claim.imei} registered less than a minute ago`);
+        return;
+      }
+      const code = randomBytes(AUTH_CODE_BYTES).toString('hex');
+      try {
+        await this.deps.directory.issueAuthCode(claim, code, now);
+      } catch (err) {
+        this.deps.stats.appendFailures += 1;
+        this.log.error({ err, device: claim.device_id }, 'could not record the auth code; closing without a reply');
+        this.close('protocol_error', 'store unavailable');
+        return;
+      }
+      this.refusedInARow = 0;
+      this.deps.stats.authCodesIssued += 1;
+      this.write(step.accept(code));
+      this.log.info({ device: claim.device_id, imei: claim.imei }, 'terminal registered; auth code issued');
+      return;
+    }
+    if (!(await this.deps.directory.authCodeMatches(claim, step.authCode))) {
+      this.deps.stats.framesRefused += 1;
+      if (decoded.refuse) this.write(decoded.refuse);
+      this.refused('auth_failed', frame, `wrong auth code for ${claim.imei}`);
+      return;
+    }
+    if (!this.device && !(await this.bindClaim(claim))) {
+      if (decoded.refuse) this.write(decoded.refuse);
+      this.close('refused', 'login refused');
+      return;
+    }
+    this.refusedInARow = 0;
+    this.deps.stats.framesAccepted += 1;
+    if (decoded.reply) this.write(decoded.reply);
+  }
+
+  /**
+   * A device logs in over one protocol only: the one its registration names, else the one
+   * of its first connection (bound now when this is it). Another is refused and recorded.
+   */
+  private async protocolAllowed(claim: DeviceClaim): Promise<boolean> {
+    let bound: ProtocolName;
+    try {
+      bound = await this.deps.directory.bindProtocol(claim, this.protocol.name, this.deps.clock.now());
+    } catch (err) {
+      // Unknown until the store answers: refused for now; the unit dials again.
+      this.deps.stats.appendFailures += 1;
+      this.log.error({ err, device: claim.device_id }, 'could not read or record the protocol binding; login refused');
       return false;
     }
+    if (bound === this.protocol.name) return true;
+    this.count('protocol_mismatch');
+    this.logRefusal('protocol_mismatch', null, `${claim.imei} is bound to ${bound}`, 'login over another protocol refused');
+    await this.deps.refusedLogins.protocolMismatch(claim, this.protocol.name, bound, this.remoteAddress);
+    return false;
+  }
+
+  /** Binds the connection to `claim`: the device is connected from now on. */
+  private async bindClaim(claim: DeviceClaim): Promise<boolean> {
+    if (!(await this.protocolAllowed(claim))) return false;
     this.device = claim;
     this.session.imei = claim.imei;
     this.session.model = claim.model;
     this.clearLoginDeadline();
     this.socket.setTimeout(this.deps.offlineAfterMs);
+    this.connectedAt = this.deps.clock.now();
     this.deps.onBound(this);
-    await this.deps.store.appendToStream(streams.device(claim.device_id), [
-      {
-        id: randomUuid(),
-        type: 'DeviceConnected',
-        data: {
-          device_id: claim.device_id,
-          customer_id: claim.customer_id,
-          connection_id: this.connectionId,
-          protocol: this.protocol.name,
-          remote_address: this.remoteAddress,
-          at: this.deps.clock.now(),
-        },
-      },
-    ]);
     this.log.info({ device: claim.device_id, imei: claim.imei }, 'device connected');
     return true;
   }
@@ -338,31 +461,18 @@ export class DeviceConnection {
     this.closing = reason;
     this.queue.length = 0;
     await this.drained;
-    this.deps.onClosed(this);
     const device = this.device;
-    if (device && reason !== 'refused') {
-      try {
-        await this.deps.store.appendToStream(streams.device(device.device_id), [
-          {
-            id: randomUuid(),
-            type: 'DeviceDisconnected',
-            data: {
-              device_id: device.device_id,
-              customer_id: device.customer_id,
-              connection_id: this.connectionId,
-              reason: reason === 'closed' || reason === 'idle_timeout' || reason === 'shutdown' || reason === 'replaced'
-                ? reason
-                : 'protocol_error',
-              last_seen_at: this.lastSeenAt,
-              at: this.deps.clock.now(),
-            },
-          },
-        ]);
-      } catch (err) {
-        this.log.warn({ err, device: device.device_id }, 'could not record disconnect');
-      }
-      this.log.info({ device: device.device_id, reason }, 'device disconnected');
-    }
+    const recorded = device !== null;
+    this.deps.onClosed(
+      this,
+      recorded
+        ? {
+            reason: reason === 'closed' || reason === 'idle_timeout' || reason === 'shutdown' || reason === 'replaced' ? reason : 'protocol_error',
+            lastSeenAt: this.lastSeenAt,
+          }
+        : null,
+    );
+    if (recorded) this.log.info({ device: device.device_id, reason }, 'device disconnected');
     this.resolveClosed?.();
   }
 

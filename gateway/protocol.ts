@@ -6,8 +6,9 @@
  * `reply` after the records are durable in the event store.
  */
 import type { DeviceAlarmKind } from '../core/alarms.js';
+import type { DeviceProtocol } from '../core/events.js';
 
-export type ProtocolName = 'teltonika' | 'gt06' | 'jt808';
+export type ProtocolName = DeviceProtocol;
 
 export interface FrameSplit {
   /** Complete frames, each a view into the input (copy before keeping past the next read). */
@@ -96,7 +97,24 @@ export interface Decoded {
   announcedTimezoneMinutes?: number;
   /** A frame understood but deliberately not turned into records (text replies, unknown vendor packets). */
   ignoredReason?: string;
+  /**
+   * A login step of a protocol whose terminals authenticate (JT/T 808); the connection issues
+   * and checks the codes. For a registration, `reply` is what a server issuing no codes of its
+   * own would answer (the terminal digits, as Traccar does); the gateway sends `accept(code)`.
+   */
+  authentication?: AuthenticationStep;
+  /** Stores nothing and may be answered before authentication (JT/T 808 e-lock text sentences). */
+  sessionless?: true;
 }
+
+export type AuthenticationStep =
+  /**
+   * The terminal registers (JT/T 808 0x0100): `accept(code)` is the reply handing it out;
+   * `alreadyRegistered` the one refusing a new code (0x8100 result 3).
+   */
+  | { step: 'register'; accept(authCode: string): Buffer; alreadyRegistered: Buffer }
+  /** The terminal presents its code (0x0102): `reply` accepts it, `refuse` refuses it. */
+  | { step: 'authenticate'; authCode: string };
 
 export interface ProtocolModule {
   name: ProtocolName;
@@ -105,6 +123,12 @@ export interface ProtocolModule {
   splitFrames(buf: Buffer): FrameSplit;
   /** Throws DecodeError on a frame it cannot decode (bad checksum, truncated, unsupported). */
   decode(frame: Buffer, session: SessionInfo): Decoded;
+  /**
+   * Present for protocols whose terminals must authenticate before anything is stored
+   * (JT/T 808): the reply to a decoded frame refused because the connection has not
+   * authenticated yet (null: the frame expects none).
+   */
+  unauthenticatedReply?(frame: Buffer, session: SessionInfo): Buffer | null;
 }
 
 /** A record that carries no location (status, text reply, driver card): every position field null. */

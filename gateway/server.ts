@@ -14,6 +14,10 @@ import { DeviceDirectory } from './directory.js';
 import type { ProtocolModule, ProtocolName } from './protocol.js';
 import { LogThrottle } from './log-throttle.js';
 import { newStats, type ConnectionRejection, type GatewayStats } from './stats.js';
+import { KeyedThrottle } from './keyed-throttle.js';
+import { DevicePresence } from './presence.js';
+import { RefusedLoginLog } from './refused-logins.js';
+import { TokenBucket } from '../core/token-bucket.js';
 import { UnknownDeviceLog } from './unknown-devices.js';
 
 export interface GatewayOptions {
@@ -31,6 +35,10 @@ export interface GatewayOptions {
   maxTotalConnections?: number | null;
   maxConnectionsPerAddress: number;
   maxQueuedFrames: number;
+  /** A device reconnecting within this long after a close writes no disconnected/connected pair (default 5 s). */
+  reconnectGraceMs?: number;
+  /** The shared budget of connection events (default CONNECTION_EVENT_BURST, CONNECTION_EVENT_PER_SECOND). */
+  connectionEventBudget?: { burst: number; perSecond: number };
   /** The process's open-file limit; read from the system when absent. */
   fileLimit?: FileLimit;
 }
@@ -39,21 +47,56 @@ export interface GatewayOptions {
 const CAP_LOG_INTERVAL_MS = 10_000;
 /** At most one refusal line of each kind per remote address in this interval (connection.ts). */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
+/** A JT/T 808 terminal gets at most one auth code a minute from a node; a registration sooner gets 0x8100 result 3. */
+export const REGISTRATION_INTERVAL_MS = 60_000;
+/**
+ * Events about refused devices and replaced connections (`UnknownDeviceSeen`,
+ * `DeviceLoginRefused`, `DeviceConnectionReplaced`): at most one per identifier per minute,
+ * and all identifiers together within a bucket of 50 refilled at one a second (at most
+ * 50 + 3,600 an hour, whatever a scan does). docs/gateway-policies.md.
+ */
+export const DEVICE_EVENT_INTERVAL_MS = 60_000;
+export const DEVICE_EVENT_BURST = 50;
+export const DEVICE_EVENT_PER_SECOND = 1;
+/**
+ * DeviceConnected/DeviceDisconnected of all devices together: a burst of 1,000, then 100 a
+ * second; beyond that writes wait (each device's latest state only). A quick redial within
+ * the grace period writes nothing at all. docs/gateway-policies.md.
+ */
+export const CONNECTION_EVENT_BURST = 1_000;
+export const CONNECTION_EVENT_PER_SECOND = 100;
+export const DEFAULT_RECONNECT_GRACE_MS = 5_000;
 
 export class Gateway {
   readonly stats: GatewayStats = newStats();
   private readonly servers: Array<{ protocol: ProtocolName; server: Server }> = [];
   private readonly connections = new Set<DeviceConnection>();
-  private readonly byDevice = new Map<string, DeviceConnection>();
+  private readonly presence: DevicePresence;
   private readonly directory: DeviceDirectory;
   private readonly unknownDevices: UnknownDeviceLog;
+  private readonly refusedLogins: RefusedLoginLog;
   private readonly admission: ConnectionAdmission;
   private readonly capLog = new LogThrottle(CAP_LOG_INTERVAL_MS);
   private readonly refusalLog = new LogThrottle(REFUSAL_LOG_INTERVAL_MS);
+  private readonly registrations = new LogThrottle(REGISTRATION_INTERVAL_MS);
 
   constructor(private readonly options: GatewayOptions) {
     this.directory = new DeviceDirectory(options.store, options.clock);
-    this.unknownDevices = new UnknownDeviceLog(options.store, options.clock, options.log);
+    const deviceEvents = new KeyedThrottle(DEVICE_EVENT_INTERVAL_MS, new TokenBucket(DEVICE_EVENT_BURST, DEVICE_EVENT_PER_SECOND));
+    this.unknownDevices = new UnknownDeviceLog(options.store, options.clock, options.log, deviceEvents, this.stats);
+    this.refusedLogins = new RefusedLoginLog(options.store, options.clock, options.log, deviceEvents, this.stats);
+    this.presence = new DevicePresence({
+      store: options.store,
+      clock: options.clock,
+      log: options.log,
+      stats: this.stats,
+      bucket: new TokenBucket(
+        options.connectionEventBudget?.burst ?? CONNECTION_EVENT_BURST,
+        options.connectionEventBudget?.perSecond ?? CONNECTION_EVENT_PER_SECOND,
+      ),
+      replacements: deviceEvents,
+      graceMs: options.reconnectGraceMs ?? DEFAULT_RECONNECT_GRACE_MS,
+    });
     const fileLimit = options.fileLimit ?? readFileLimit();
     this.admission = new ConnectionAdmission(
       totalConnectionCap(fileLimit, options.maxTotalConnections ?? null),
@@ -109,23 +152,19 @@ export class Gateway {
       log: this.options.log,
       directory: this.directory,
       unknownDevices: this.unknownDevices,
+      refusedLogins: this.refusedLogins,
       stats: this.stats,
       refusalLog: this.refusalLog,
+      registrations: this.registrations,
       offlineAfterMs: this.options.offlineAfterS * 1000,
       loginTimeoutMs: this.options.loginTimeoutS * 1000,
       maxQueuedFrames: this.options.maxQueuedFrames,
-      onBound: (c) => {
-        const id = c.deviceId!;
-        const previous = this.byDevice.get(id);
-        // A unit that redials while its old socket lingers: the newest connection wins.
-        if (previous && previous !== c) previous.close('replaced', 'device reconnected');
-        this.byDevice.set(id, c);
-      },
-      onClosed: (c) => {
+      // A unit that redials while its old socket lingers: the newest connection wins (presence.ts).
+      onBound: (c) => this.presence.connected(c),
+      onClosed: (c, disconnect) => {
         this.admission.release(address);
         this.connections.delete(c);
-        const id = c.deviceId;
-        if (id && this.byDevice.get(id) === c) this.byDevice.delete(id);
+        if (disconnect) this.presence.closed(c, disconnect.reason, disconnect.lastSeenAt);
       },
     });
     this.connections.add(connection);
@@ -167,6 +206,8 @@ export class Gateway {
       ({ server }) => new Promise<void>((resolve) => server.close(() => resolve())),
     );
     await Promise.all([...this.connections].map((c) => c.shutdown()));
+    // Every device of this node is offline now, as far as it knows: no grace, no bucket.
+    await this.presence.flushAll();
     await Promise.all(closing);
   }
 }

@@ -21,6 +21,16 @@ export interface GatewayStats {
   refusals: Record<string, Record<string, number>>;
   /** Connections closed for a run of refused input (connection.ts MAX_REFUSED_IN_A_ROW). */
   closedForRefusals: number;
+  /** JT/T 808 auth codes issued (registrations). */
+  authCodesIssued: number;
+  /** Operator events not written because the shared budget was spent, by kind (unknown_device, login_refused). */
+  deviceEventsSuppressed: Record<'unknown_device' | 'login_refused', number>;
+  /** Connections closed because a newer one of the same device logged in. */
+  connectionsReplaced: number;
+  /** DeviceConnected/DeviceDisconnected/DeviceConnectionReplaced events not written (quick redials, throttled replacements). */
+  connectionEventsSuppressed: number;
+  /** Connection-event writes that waited for the shared bucket. */
+  connectionEventsDeferred: number;
 }
 
 export function newStats(): GatewayStats {
@@ -37,5 +47,10 @@ export function newStats(): GatewayStats {
     acceptErrors: 0,
     refusals: {},
     closedForRefusals: 0,
+    authCodesIssued: 0,
+    deviceEventsSuppressed: { unknown_device: 0, login_refused: 0 },
+    connectionsReplaced: 0,
+    connectionEventsSuppressed: 0,
+    connectionEventsDeferred: 0,
   };
 }

@@ -1,44 +1,31 @@
 /**
  * Frames from devices no customer registered are refused, and recorded for
- * operators as `UnknownDeviceSeen`. Writes are throttled per identifier so a
- * unit retrying every second (or a scan of made-up IMEIs) cannot flood the log.
+ * operators as `UnknownDeviceSeen`. Writes are throttled per identifier (a unit
+ * retrying every second) and by a token bucket shared with every other
+ * identifier (a scan of made-up IMEIs), so neither can flood the store.
  */
 import type { Clock } from '../core/clock.js';
 import type { EventStore } from '../core/event-store/port.js';
 import { contentUuid } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { streams } from '../core/streams.js';
-
-const WRITE_EVERY_MS = 60_000;
-const MAX_TRACKED = 10_000;
-
-interface Tally {
-  lastWrittenAt: number;
-  unwritten: number;
-}
+import type { KeyedThrottle } from './keyed-throttle.js';
+import type { GatewayStats } from './stats.js';
 
 export class UnknownDeviceLog {
-  private readonly tallies = new Map<string, Tally>();
-
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly throttle: KeyedThrottle,
+    private readonly stats: GatewayStats,
   ) {}
 
   async record(identifier: string, protocol: string, remoteAddress: string): Promise<void> {
     const now = this.clock.now();
-    let tally = this.tallies.get(identifier);
-    if (!tally) {
-      if (this.tallies.size >= MAX_TRACKED) this.tallies.clear();
-      tally = { lastWrittenAt: -Infinity, unwritten: 0 };
-      this.tallies.set(identifier, tally);
-    }
-    tally.unwritten += 1;
-    if (now - tally.lastWrittenAt < WRITE_EVERY_MS) return;
-    const count = tally.unwritten;
-    tally.unwritten = 0;
-    tally.lastWrittenAt = now;
+    const count = this.throttle.take(`unknown|${identifier}`, now);
+    if (count < 0) this.stats.deviceEventsSuppressed.unknown_device += 1;
+    if (count <= 0) return;
     try {
       await this.store.appendToStream(streams.unknownDevice(identifier), [
         {

@@ -3,6 +3,8 @@ import type { DeviceWithPosition } from '../read-models.js';
 import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
 import { DevicePosition, fixBody } from './positions.js';
 
+const Protocol = Type.Union([Type.Literal('teltonika'), Type.Literal('gt06'), Type.Literal('jt808')]);
+
 export const DeviceStatus = Type.Union([Type.Literal('never_connected'), Type.Literal('online'), Type.Literal('offline')]);
 
 
@@ -37,6 +39,9 @@ export const RegisterDeviceBody = Type.Object(
       Nullable(Type.String({ pattern: '^[0-9]{1,20}$', description: 'JT/T 808 terminal phone number' })),
     ),
     speed_limit_kmh: Type.Optional(SpeedLimit),
+    protocol: Type.Optional(
+      Type.Union([Protocol, Type.Null()], { description: 'The only protocol the unit may log in with; absent: the one it first connects with (then fixed)' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,6 @@
 /** Device commands: register a unit (claiming its IMEI and terminal number) and edit it. */
 import type { Clock } from '../clock.js';
-import type { DeviceClaim, DeviceRegistered, DeviceUpdated } from '../events.js';
+import type { DeviceClaim, DeviceProtocol, DeviceRegistered, DeviceUpdated } from '../events.js';
 import type { EventStore, LogPosition, RecordedEvent } from '../event-store/port.js';
 import { newId, randomUuid } from '../ids.js';
 import { isValidImei, normalizeTerminalId } from '../imei.js';
@@ -19,6 +19,8 @@ export interface RegisterDeviceInput {
   /** JT/T 808 terminal phone number (digits); leading zeros are not significant. */
   terminal_id?: string | null;
   speed_limit_kmh?: number | null;
+  /** The only protocol the unit may log in with; absent: the one of its first connection. */
+  protocol?: DeviceProtocol | null;
 }
 
 export interface Registered {
@@ -45,6 +47,7 @@ export async function registerDevice(store: EventStore, clock: Clock, input: Reg
     imei: input.imei,
     model: input.model,
     terminal_id: terminalId,
+    protocol: input.protocol ?? null,
     claimed_at: now,
   };
 
@@ -82,6 +85,7 @@ export async function registerDevice(store: EventStore, clock: Clock, input: Reg
     driver_id: input.driver_id ?? null,
     terminal_id: terminalId,
     speed_limit_kmh: input.speed_limit_kmh ?? null,
+    protocol: input.protocol ?? null,
     created_at: now,
   };
   const result = await store.appendToStream(streams.device(deviceId), [{ id: randomUuid(), type: 'DeviceRegistered', data: registered }], {

@@ -1,5 +1,5 @@
 /** Pure rules for a device's read-model row. */
-import type { DomainEvent } from '../../core/events.js';
+import { assertNever, type DomainEvent } from '../../core/events.js';
 
 export type DeviceStatus = 'never_connected' | 'online' | 'offline';
 
@@ -37,7 +37,7 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
         terminal_id: e.data.terminal_id,
         speed_limit_kmh: e.data.speed_limit_kmh ?? null,
         status: 'never_connected',
-        protocol: null,
+        protocol: e.data.protocol ?? null,
         connection_id: null,
         last_seen_at: null,
         created_at: e.data.created_at,
@@ -69,7 +69,38 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
     case 'AlarmReported':
       if (!row) return row;
       return e.data.received_at > (row.last_seen_at ?? 0) ? { ...row, last_seen_at: e.data.received_at } : row;
-    default:
+    // Kept in the device stream for the gateway and for operators; they change no field of the row.
+    case 'TerminalAuthCodeIssued':
+    case 'DeviceProtocolBound':
+    case 'DeviceLoginRefused':
+    case 'DeviceConnectionReplaced':
+    case 'CustomerCreated':
+    case 'CustomerRateLimitSet':
+    case 'ApiKeyCreated':
+    case 'ApiKeyRevoked':
+    case 'ApiKeysUsed':
+    case 'OAuthClientCreated':
+    case 'OAuthClientDeleted':
+    case 'OAuthTokenIssued':
+    case 'GeofenceCreated':
+    case 'GeofenceDeleted':
+    case 'DriverCreated':
+    case 'ImeiClaimed':
+    case 'TerminalClaimed':
+    case 'ImeiReleased':
+    case 'TerminalReleased':
+    case 'DriverExternalIdClaimed':
+    case 'DeviceEventRaised':
+    case 'UnknownDeviceSeen':
+    case 'WebhookEndpointCreated':
+    case 'WebhookEndpointUpdated':
+    case 'WebhookSecretRotated':
+    case 'WebhookEndpointDisabled':
+    case 'WebhookEndpointDeleted':
+    case 'WebhookRedeliveryRequested':
+    case 'WebhookReplayRequested':
       return row;
+    default:
+      return assertNever(e);
   }
 }

@@ -126,6 +126,10 @@ export const tenantsProjection: Projection = {
         case 'DeviceUpdated':
         case 'DeviceConnected':
         case 'DeviceDisconnected':
+        case 'TerminalAuthCodeIssued':
+        case 'DeviceProtocolBound':
+        case 'DeviceLoginRefused':
+        case 'DeviceConnectionReplaced':
         case 'PositionRecorded':
         case 'StatusReported':
         case 'AlarmReported':

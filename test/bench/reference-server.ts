@@ -22,6 +22,7 @@ function serve(socket: Socket, protocol: ProtocolModule): void {
       try {
         const decoded = protocol.decode(frame, session);
         if (decoded.identity?.imei) session.imei = decoded.identity.imei;
+        // A JT/T 808 registration gets the terminal digits as its code (checked by nobody here).
         if (decoded.reply) socket.write(decoded.reply);
       } catch {
         // A refused frame gets no ack, as in the gateway.

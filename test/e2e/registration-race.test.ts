@@ -27,7 +27,7 @@ async function teltonikaLoginAccepted(imei: string): Promise<boolean> {
   const encoder = encoders.teltonika;
   const client = await TcpClient.open(p.platform.ports.teltonika!);
   try {
-    const [hello] = encoder.handshake({ imei, terminalId: '', serial: 0 });
+    const hello = encoder.loginFrame({ imei, terminalId: '', serial: 0 }, []);
     client.send(hello!);
     const reply = await client.receive(replyOf(encoder)).catch((err: Error) => {
       if (/closed before/.test(err.message)) return null;

@@ -23,6 +23,7 @@ import { startPlatform, type RunningPlatform } from '../../main.js';
 import { jt808Encoder } from '../simulator/encoders/jt808.js';
 import { teltonikaEncoder } from '../simulator/encoders/teltonika.js';
 import type { EncodeContext, ProtocolEncoder, SimPoint } from '../simulator/encoders/types.js';
+import { runLogin } from '../simulator/login.js';
 import { TcpClient } from '../support/tcp-client.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -118,11 +119,12 @@ async function sendOverTcp(port: number, encoder: ProtocolEncoder, identity: Omi
     const t = encoder.takeReply(buf);
     return t ? { value: t.reply, consumed: t.consumed } : null;
   };
-  for (const frame of encoder.handshake(ctx)) {
+  const login = await runLogin(encoder, ctx, async (frame) => {
     client.send(frame);
-    await client.receive(take);
-    ctx.serial += 1;
-  }
+    return client.receive(take);
+  });
+  expect(login.ok).toBe(true);
+  ctx.serial += login.steps.length;
   for (let i = 0; i < points.length; i += 10) {
     const batch = points.slice(i, i + 10);
     const frame = encoder.encode(batch, ctx);

@@ -70,7 +70,7 @@ describe('GT06 encoder -> decoder', () => {
     expect(gt06Encoder.isAck(decoded.reply!, frame, 0)).toBe(true);
     // The echo names this packet's serial: it is no ack for the next login.
     expect(gt06Encoder.isAck(decoded.reply!, loginPacket(imei, (serial + 1) & 0xffff), 0)).toBe(false);
-    expect(gt06Encoder.handshake({ ...ctx, imei, serial })[0]!.equals(frame)).toBe(true);
+    expect(gt06Encoder.loginFrame({ ...ctx, imei, serial }, [])!.equals(frame)).toBe(true);
   });
 
   it('reads the login time-zone field: zone x 100 in bits 15-4, bit 3 west', () => {

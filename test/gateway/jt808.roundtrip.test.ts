@@ -47,15 +47,24 @@ function replyBody(reply: Buffer): Buffer {
 
 describe('JT/T 808 encoder -> decoder', () => {
   it('registers, and the 0x8100 reply carries the auth code the simulator authenticates with', () => {
-    const [register, auth] = jt808Encoder.handshake(ctx);
+    const register = jt808Encoder.loginFrame(ctx, []);
     const registered = decodeOne(register!);
     expect(registered.identity).toEqual({ terminalId: '98071234566' });
     expect(registered.records).toHaveLength(0);
     expect(jt808Encoder.isAck(registered.reply!, register!, 0)).toBe(true);
     expect(jt808Encoder.isAck(registered.refuse!, register!, 0)).toBe(false);
     expect(replyBody(registered.reply!).subarray(3).toString('latin1')).toBe(authCodeOf(ctx));
+    // The gateway hands out a code of its own through `accept`; the simulator authenticates with it.
+    expect(registered.authentication?.step).toBe('register');
+    const issued = registered.authentication?.step === 'register' ? registered.authentication.accept('a1b2c3d4e5f60718') : null;
+    expect(jt808Encoder.isAck(issued!, register!, 0)).toBe(true);
+    expect(jt808Encoder.issuedAuthCode(issued!)).toBe('a1b2c3d4e5f60718');
+    const auth = jt808Encoder.loginFrame(ctx, [{ frame: register!, reply: issued! }]);
 
     const authenticated = decodeOne(auth!);
+    expect(authenticated.authentication).toEqual({ step: 'authenticate', authCode: 'a1b2c3d4e5f60718' });
+    // Authenticated: the dialog is over.
+    expect(jt808Encoder.loginFrame(ctx, [{ frame: register!, reply: issued! }, { frame: auth!, reply: authenticated.reply! }])).toBeNull();
     expect(authenticated.identity).toEqual({ terminalId: '98071234566' });
     expect(jt808Encoder.isAck(authenticated.reply!, auth!, 0)).toBe(true);
     expect(jt808Encoder.isAck(authenticated.refuse!, auth!, 0)).toBe(false);

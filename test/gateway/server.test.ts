@@ -9,7 +9,7 @@ import { imeiFrom } from '../../core/imei.js';
 import type { PositionRecorded } from '../../core/events.js';
 import { encoders } from '../simulator/run.js';
 import { Route, mulberry32 } from '../simulator/route.js';
-import type { EncodeContext, ProtocolEncoder, SimPoint } from '../simulator/encoders/types.js';
+import type { EncodeContext, LoginStep, ProtocolEncoder, SimPoint } from '../simulator/encoders/types.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { TcpClient } from '../support/tcp-client.js';
 
@@ -32,12 +32,18 @@ function replyOf(encoder: ProtocolEncoder) {
   };
 }
 
-async function handshake(client: TcpClient, encoder: ProtocolEncoder, ctx: EncodeContext): Promise<void> {
-  for (const frame of encoder.handshake(ctx)) {
+/** The login dialog, every step acked; resolves with the JT/T 808 auth code the unit keeps for its next connection. */
+async function handshake(client: TcpClient, encoder: ProtocolEncoder, ctx: EncodeContext): Promise<string | undefined> {
+  const steps: LoginStep[] = [];
+  let authCode = ctx.authCode;
+  for (let frame = encoder.loginFrame(ctx, steps); frame; frame = encoder.loginFrame(ctx, steps)) {
     client.send(frame);
     const reply = await client.receive(replyOf(encoder));
     expect(encoder.isAck(reply, frame, 0)).toBe(true);
+    steps.push({ frame, reply });
+    authCode = encoder.issuedAuthCode(reply) ?? authCode;
   }
+  return authCode;
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
@@ -81,7 +87,7 @@ describe.each(['teltonika', 'gt06', 'jt808'] as const)('%s device over TCP', (pr
   it('refuses an unregistered device, closes the connection and records it', async () => {
     h = await startGatewayHarness();
     const client = await TcpClient.open(h.ports[protocol]);
-    const [first] = encoder.handshake(ctx);
+    const first = encoder.loginFrame(ctx, []);
     client.send(first!);
     await client.closedPromise;
     if (protocol === 'teltonika') expect(client.unread.toString('hex')).toBe('00');
@@ -95,9 +101,11 @@ describe.each(['teltonika', 'gt06', 'jt808'] as const)('%s device over TCP', (pr
     h = await startGatewayHarness();
     await h.register(IMEI, protocol === 'jt808' ? { terminalId: ctx.terminalId } : {});
     const frame = encoder.encode(points(1), { ...ctx, serial: 2 });
+    let authCode: string | undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
       const client = await TcpClient.open(h.ports[protocol]);
-      await handshake(client, encoder, ctx);
+      // A JT/T 808 unit keeps its auth code and only authenticates the second time.
+      authCode = await handshake(client, encoder, { ...ctx, ...(authCode ? { authCode } : {}) });
       client.send(frame);
       await client.receive(replyOf(encoder));
       client.close();

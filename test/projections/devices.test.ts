@@ -1,6 +1,6 @@
 /** Fleet stories for the device and latest-position read models. */
 import { describe, expect, it } from 'vitest';
-import type { DomainEvent, PositionRecorded } from '../../core/events.js';
+import type { DeviceRegistered, DomainEvent, PositionRecorded } from '../../core/events.js';
 import { evolveDevice, type DeviceRow } from '../../projections/devices/evolve.js';
 import { evolveLatestPosition } from '../../projections/latest-positions/evolve.js';
 
@@ -20,6 +20,8 @@ const disconnected = (connection_id: string, at: number): DomainEvent => ({
   data: { device_id: 'dev_1', customer_id: 'cus_1', connection_id, reason: 'closed', last_seen_at: at - 5, at },
 });
 
+type DeviceRegisteredData = DeviceRegistered['data'];
+
 function fold(events: DomainEvent[]): DeviceRow | null {
   return events.reduce<DeviceRow | null>((row, e) => evolveDevice(row, e), null);
 }
@@ -34,6 +36,35 @@ describe('device status', () => {
   it('a stale connection closing after the device redialled does not make it offline', () => {
     const row = fold([registered, connected('c1', 2000), connected('c2', 2500), disconnected('c1', 3000)]);
     expect(row!.status).toBe('online');
+  });
+
+  it('shows the protocol fixed at registration before the first connection', () => {
+    const withProtocol: DomainEvent = { type: 'DeviceRegistered', data: { ...(registered.data as DeviceRegisteredData), protocol: 'jt808' } };
+    expect(fold([withProtocol])).toMatchObject({ status: 'never_connected', protocol: 'jt808' });
+    expect(fold([registered])!.protocol).toBeNull();
+  });
+
+  it('leaves the row as it is for the login records the gateway keeps in the device stream', () => {
+    const online = fold([registered, connected('c1', 2000)])!;
+    const kept: DomainEvent[] = [
+      { type: 'TerminalAuthCodeIssued', data: { device_id: 'dev_1', customer_id: 'cus_1', auth_code_sha256: 'ab'.repeat(32), issued_at: 2100 } },
+      { type: 'DeviceProtocolBound', data: { device_id: 'dev_1', customer_id: 'cus_1', protocol: 'teltonika', bound_at: 2100 } },
+      {
+        type: 'DeviceLoginRefused',
+        data: {
+          device_id: 'dev_1', customer_id: 'cus_1', reason: 'protocol_mismatch', protocol: 'gt06', bound_protocol: 'teltonika',
+          remote_address: 'y', at: 2200, count: 1,
+        },
+      },
+      {
+        type: 'DeviceConnectionReplaced',
+        data: {
+          device_id: 'dev_1', customer_id: 'cus_1', previous_connection_id: 'c1', connection_id: 'c2', previous_remote_address: 'x',
+          remote_address: 'y', protocol: 'teltonika', replaced_at: 2300, count: 1,
+        },
+      },
+    ];
+    for (const e of kept) expect(evolveDevice(online, e)).toBe(online);
   });
 
   it('ignores events of devices it never saw registered', () => {

@@ -6,6 +6,7 @@
  */
 import { Socket, connect } from 'node:net';
 import type { EncodeContext, ProtocolEncoder, SimPoint } from './encoders/types.js';
+import { runLogin } from './login.js';
 import type { Route } from './route.js';
 
 export interface DeviceOptions {
@@ -29,6 +30,8 @@ export class SimulatedDevice {
   private stopped = false;
   /** The frame in flight: resent until acknowledged. */
   private unacked: { frame: Buffer; points: SimPoint[] } | null = null;
+  /** JT/T 808: the auth code the platform issued; kept across reconnects, as a unit keeps it. */
+  private authCode: string | undefined;
   reconnects = 0;
 
   constructor(private readonly o: DeviceOptions) {}
@@ -61,13 +64,16 @@ export class SimulatedDevice {
     };
     s.on('close', gone);
     s.on('error', gone);
-    for (const frame of this.o.encoder.handshake({ ...this.o.ctx, serial: this.nextSerial() })) {
-      const reply = await this.exchange(frame);
-      if (!reply || !this.o.encoder.isAck(reply, frame, 0)) {
-        s.destroy();
-        throw new RefusedError(reply ? `handshake refused: ${reply.toString('hex')}` : 'connection closed during handshake');
-      }
+    const ctx = { ...this.o.ctx, serial: this.nextSerial(), ...(this.authCode !== undefined ? { authCode: this.authCode } : {}) };
+    const outcome = await runLogin(this.o.encoder, ctx, (frame) => this.exchange(frame));
+    this.serial = (this.serial + Math.max(0, outcome.steps.length + (outcome.ok ? 0 : 1) - 1)) & 0xffff;
+    if (!outcome.ok) {
+      s.destroy();
+      // A code the platform no longer takes: register again on the next connection, as units do.
+      if (outcome.reply && this.authCode !== undefined) this.authCode = undefined;
+      throw new RefusedError(outcome.reply ? `handshake refused: ${outcome.reply.toString('hex')}` : 'connection closed during handshake');
     }
+    this.authCode = outcome.authCode;
   }
 
   private deliver(): void {

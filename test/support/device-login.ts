@@ -1,5 +1,6 @@
 /** A device's side of a TCP session in tests: log in as a real unit does, send points, read the acks. */
 import type { EncodeContext, ProtocolEncoder, SimPoint } from '../simulator/encoders/types.js';
+import { runLogin } from '../simulator/login.js';
 import type { TcpClient } from './tcp-client.js';
 
 /** `receive` taker for the encoder's replies. */
@@ -10,13 +11,18 @@ export function replyOf(encoder: ProtocolEncoder) {
   };
 }
 
-/** Runs the encoder's login; throws when a step is not acknowledged. */
-export async function login(client: TcpClient, encoder: ProtocolEncoder, ctx: EncodeContext): Promise<void> {
-  for (const frame of encoder.handshake(ctx)) {
+/**
+ * Runs the encoder's login (JT/T 808: register unless `ctx.authCode` is set, then
+ * authenticate); throws when a step is not acknowledged. Resolves with the auth code the
+ * unit holds afterwards (JT/T 808), for its next connection.
+ */
+export async function login(client: TcpClient, encoder: ProtocolEncoder, ctx: EncodeContext): Promise<string | undefined> {
+  const outcome = await runLogin(encoder, ctx, async (frame) => {
     client.send(frame);
-    const reply = await client.receive(replyOf(encoder));
-    if (!encoder.isAck(reply, frame, 0)) throw new Error(`login step refused: ${reply.toString('hex')}`);
-  }
+    return client.receive(replyOf(encoder));
+  });
+  if (!outcome.ok) throw new Error(`login step refused: ${outcome.reply?.toString('hex') ?? 'no reply'}`);
+  return outcome.authCode;
 }
 
 /** Sends one frame of `points` and resolves with the reply (check it with `encoder.isAck`). */

@@ -18,7 +18,7 @@ export interface GatewayHarness {
   store: SqliteEventStore;
   ports: Record<ProtocolName, number>;
   /** Registers a device straight in the store (as POST /v1/devices does). */
-  register(imei: string, opts?: { terminalId?: string; model?: string; customerId?: string }): Promise<DeviceClaim>;
+  register(imei: string, opts?: { terminalId?: string; model?: string; customerId?: string; protocol?: ProtocolName }): Promise<DeviceClaim>;
   events(type?: DomainEvent['type']): Promise<RecordedEvent[]>;
   close(): Promise<void>;
 }
@@ -44,6 +44,8 @@ export async function startGatewayHarness(
     maxConnections: 1000,
     maxConnectionsPerAddress: 1000,
     maxQueuedFrames: 64,
+    // Disconnects recorded at once unless a test looks at quick redials.
+    reconnectGraceMs: 0,
     ...options,
   });
   const ports = await gateway.start();
@@ -57,6 +59,7 @@ export async function startGatewayHarness(
         imei,
         model: opts.model ?? 'test-unit',
         terminal_id: opts.terminalId ?? null,
+        protocol: opts.protocol ?? null,
       });
       const [claimed] = await store.readStream(streams.imei(imei), { direction: 'backwards', maxCount: 1 });
       if (claimed?.type !== 'ImeiClaimed' || claimed.data.device_id !== device_id) throw new Error(`no claim of ${imei} after registration`);

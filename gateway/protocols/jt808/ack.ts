@@ -17,6 +17,7 @@ export const RESULT_UNSUPPORTED = 3;
 
 /** 0x8100 result codes. */
 export const REGISTER_OK = 0;
+export const REGISTER_TERMINAL_REGISTERED = 3;
 export const REGISTER_TERMINAL_UNKNOWN = 4;
 
 /** Body props bit 14: the 2019 header (version byte, 10-byte phone). */

@@ -14,6 +14,7 @@ import type { DeviceAlarmKind } from '../../../core/alarms.js';
 import { imeiFrom, normalizeTerminalId } from '../../../core/imei.js';
 import {
   REGISTER_OK,
+  REGISTER_TERMINAL_REGISTERED,
   REGISTER_TERMINAL_UNKNOWN,
   RESULT_FAILED,
   RESULT_MESSAGE_ERROR,
@@ -223,17 +224,25 @@ function decodeMessage(data: Buffer, h: Header, end: number, session: SessionInf
       return withIdentity(identity, { records: [], reply: ack(h, session) });
     case MSG_TERMINAL_RESPONSE:
       return withIdentity(identity, { records: [], reply: null });
-    case MSG_REGISTER:
+    case MSG_REGISTER: {
+      const replySerial = serverSerial(session);
       return withIdentity(identity, {
         records: [],
-        reply: registerResponse(h, serverSerial(session), h.serial, REGISTER_OK, terminalCode(data.subarray(h.phoneAt, h.phoneAt + h.phoneLength))),
-        refuse: registerResponse(h, serverSerial(session), h.serial, REGISTER_TERMINAL_UNKNOWN, ''),
+        reply: registerResponse(h, replySerial, h.serial, REGISTER_OK, terminalCode(data.subarray(h.phoneAt, h.phoneAt + h.phoneLength))),
+        refuse: registerResponse(h, replySerial, h.serial, REGISTER_TERMINAL_UNKNOWN, ''),
+        authentication: {
+          step: 'register',
+          accept: (code) => registerResponse(h, replySerial, h.serial, REGISTER_OK, code),
+          alreadyRegistered: registerResponse(h, replySerial, h.serial, REGISTER_TERMINAL_REGISTERED, ''),
+        },
       });
+    }
     case MSG_AUTH:
       return withIdentity(authIdentity(identity, data, h, end), {
         records: [],
         reply: ack(h, session),
         refuse: ack(h, session, RESULT_FAILED),
+        authentication: { step: 'authenticate', authCode: authCodeOf(data, h, end) },
       });
     case MSG_DRIVER_IDENTITY:
       return withIdentity(identity, { records: [decodeDriverIdentity(data, at, end, h, session)], reply: ack(h, session) });
@@ -327,6 +336,26 @@ export function terminalCode(phone: Buffer): string {
 /** 14 digits of the 48-bit value, then the Luhn check digit. */
 export function imeiFromBinaryId(id: Buffer): string {
   return imeiFrom(String(id.readUIntBE(0, 6)).padStart(14, '0'));
+}
+
+/** The code of a 0x0102: the whole body as text (2011/2013), or `code length u8 · code` (2019). */
+function authCodeOf(data: Buffer, h: Header, end: number): string {
+  if (h.version === null) return data.toString('latin1', h.bodyStart, end);
+  const length = data[h.bodyStart] ?? 0;
+  return data.toString('latin1', h.bodyStart + 1, Math.min(end, h.bodyStart + 1 + length));
+}
+
+/**
+ * 0x8001 result 1 "failure" for a frame the gateway refuses because the terminal has not
+ * authenticated yet; null for frames that expect no reply (terminal responses 0x0001, the
+ * vendor lock messages, ASCII sentences). `frame` decoded without error before.
+ */
+export function unauthenticatedReply(frame: Buffer, session: SessionInfo): Buffer | null {
+  if (frame[0] === TEXT_OPEN) return null;
+  const content = unescapeContent(frame);
+  const h = readHeader(content, 0, content.length - 1);
+  if (h.msgId === MSG_TERMINAL_RESPONSE || isLockVendorMessage(h.msgId)) return null;
+  return ack(h, session, RESULT_FAILED);
 }
 
 /** 2019 authentication carries the IMEI after the auth code: code length u8 · code · IMEI[15] · firmware[20]. */
@@ -704,7 +733,8 @@ function decodeTextSentence(frame: Buffer, session: SessionInfo): Decoded {
   const id = text.slice(1, text.indexOf(','));
   const terminalId = /^\d{6,20}$/.test(id) ? normalizeTerminalId(id) : '';
   const reply = /,BASE,2,TIME\)$/.test(text) ? Buffer.from(text.replace(/TIME\)$/, `${utcStamp(session.now)})`), 'latin1') : null;
-  const decoded: Decoded = { records: [], reply, ignoredReason: `e-lock text sentence ${text}` };
+  // E-locks never register: their sentences store nothing, so they are answered on any connection.
+  const decoded: Decoded = { records: [], reply, ignoredReason: `e-lock text sentence ${text}`, sessionless: true };
   if (terminalId !== '') decoded.identity = { terminalId };
   return decoded;
 }

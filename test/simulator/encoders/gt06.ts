@@ -86,7 +86,8 @@ export function alarmPacket(point: SimPoint, code: number, serial: number): Buff
 export const gt06Encoder: ProtocolEncoder = {
   protocol: 'gt06',
   maxPointsPerFrame: 1,
-  handshake: (ctx: EncodeContext) => [loginPacket(ctx.imei, ctx.serial)],
+  loginFrame: (ctx: EncodeContext, done) => (done.length === 0 ? loginPacket(ctx.imei, ctx.serial) : null),
+  issuedAuthCode: () => null,
   encode(points: SimPoint[], ctx: EncodeContext): Buffer {
     if (points.length !== 1) throw new RangeError(`a GT06 packet carries one point, not ${points.length}`);
     const point = points[0]!;

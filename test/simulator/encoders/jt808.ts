@@ -1,8 +1,7 @@
 /**
  * JT/T 808 (2013 header) device side: 0x0100 registration, then 0x0102 authentication
- * with the code the server hands out (our server uses the 12 terminal id digits, so the
- * simulator can send it without reading the 0x8100 first). Data: one 0x0200 for one
- * point, a 0x0704 batch for several. Time is BCD in GMT+8, the standard's zone and our
+ * with the code the 0x8100 reply hands out; a unit that kept its code from an earlier
+ * connection only authenticates. Data: one 0x0200 for one point, a 0x0704 batch for several. Time is BCD in GMT+8, the standard's zone and our
  * server's default. Replies are 0x8001 general responses (0x8100 for registration).
  */
 import type { DeviceAlarmKind } from '../../../core/alarms.js';
@@ -64,7 +63,7 @@ export function phoneOf(ctx: EncodeContext): Buffer {
   return toBcd(ctx.terminalId, 6);
 }
 
-/** The auth code our server returns in 0x8100: all 12 digits of the terminal id. */
+/** The auth code a server issuing no codes of its own returns in 0x8100 (Traccar): all 12 digits of the terminal id. */
 export function authCodeOf(ctx: EncodeContext): string {
   return bcdDigits(phoneOf(ctx));
 }
@@ -78,9 +77,16 @@ export function registerFrame(ctx: EncodeContext): Buffer {
   return encodeMessage(MSG_REGISTER, phoneOf(ctx), ctx.serial, body);
 }
 
-/** 0x0102 (2013): the auth code as text. */
+/** 0x0102 (2013): the auth code as text (`ctx.authCode`, else the terminal digits). */
 export function authFrame(ctx: EncodeContext): Buffer {
-  return encodeMessage(MSG_AUTH, phoneOf(ctx), ctx.serial, Buffer.from(authCodeOf(ctx), 'latin1'));
+  return encodeMessage(MSG_AUTH, phoneOf(ctx), ctx.serial, Buffer.from(ctx.authCode ?? authCodeOf(ctx), 'latin1'));
+}
+
+/** The auth code of a 0x8100 registration reply with result 0; null for anything else. */
+export function issuedAuthCode(reply: Buffer): string | null {
+  const got = parseMessage(reply);
+  if (!got || got.msgId !== MSG_REGISTER_RESPONSE || got.body.length < 3 || got.body[2] !== 0) return null;
+  return got.body.toString('latin1', 3);
 }
 
 /** BCD YYMMDDhhmmss of `ms` in the device zone. */
@@ -189,7 +195,14 @@ function parseMessage(frame: Buffer): Message | null {
 export const jt808Encoder: ProtocolEncoder = {
   protocol: 'jt808',
   maxPointsPerFrame: MAX_POINTS_PER_FRAME,
-  handshake: (ctx: EncodeContext) => [registerFrame(ctx), authFrame({ ...ctx, serial: (ctx.serial + 1) & 0xffff })],
+  loginFrame(ctx: EncodeContext, done): Buffer | null {
+    const serial = (ctx.serial + done.length) & 0xffff;
+    const last = done[done.length - 1];
+    if (!last) return ctx.authCode !== undefined ? authFrame({ ...ctx, serial }) : registerFrame(ctx);
+    const code = issuedAuthCode(last.reply);
+    return code !== null ? authFrame({ ...ctx, serial, authCode: code }) : null;
+  },
+  issuedAuthCode,
   encode(points: SimPoint[], ctx: EncodeContext): Buffer {
     if (points.length < 1 || points.length > MAX_POINTS_PER_FRAME) {
       throw new RangeError(`a JT/T 808 data frame carries 1-${MAX_POINTS_PER_FRAME} points, not ${points.length}`);

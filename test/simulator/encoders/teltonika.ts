@@ -145,7 +145,8 @@ export function replyLength(frame: Buffer): 1 | 4 {
 export const teltonikaEncoder: ProtocolEncoder & { replyLength: typeof replyLength } = {
   protocol: 'teltonika',
   maxPointsPerFrame: 50,
-  handshake: (ctx: EncodeContext) => [imeiPacket(ctx.imei)],
+  loginFrame: (ctx: EncodeContext, done) => (done.length === 0 ? imeiPacket(ctx.imei) : null),
+  issuedAuthCode: () => null,
   encode: (points: SimPoint[]) => avlPacket(points),
   /**
    * Stateless, because one encoder serves every simulated device. A first byte 0x01 can
