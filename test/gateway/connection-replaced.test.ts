@@ -91,9 +91,11 @@ describe('replacements', () => {
       previous = next;
     }
     expect(h.gateway.stats.connectionsReplaced).toBe(20);
-    expect(await h.events('DeviceConnectionReplaced')).toHaveLength(1);
+    // Recorded after the replacement, not before it is answered: wait for it, then for the connection.
+    await until(async () => (await h!.events('DeviceConnectionReplaced')).length > 0, 5_000, 'replacement recorded');
     // One connection throughout, as far as the device stream is concerned.
     await until(async () => (await h!.events('DeviceConnected')).length === 1, 5_000, 'connected');
+    expect(await h.events('DeviceConnectionReplaced')).toHaveLength(1);
     expect(await h.events('DeviceDisconnected')).toHaveLength(0);
     expect(statusFrom(await h.events(), claim.device_id)).toBe('online');
     previous.close();
