@@ -1,4 +1,6 @@
 /** API errors, rendered by one handler as RFC 9457 application/problem+json. */
+import { ERROR_DOCS_PATH } from './error-catalogue.js';
+
 export interface FieldError {
   /** Where the problem is: `/body/imei`, `/query/limit`, `/params/id`. */
   pointer: string;
@@ -35,9 +37,14 @@ export const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/** The problem's `type` URI: one page per code. */
-export function problemType(code: string): string {
-  return `https://docs.fleet.example/errors/${code}`;
+/**
+ * The problem's `type`: the code's entry in the error catalogue the API serves,
+ * as a URI reference (RFC 9457 allows one) resolved against the request's URL.
+ * `pathPrefix` is the path of the public base URL, kept when a proxy mounts the
+ * API below the root.
+ */
+export function problemType(code: string, pathPrefix = ''): string {
+  return `${pathPrefix}${ERROR_DOCS_PATH}#${code}`;
 }
 
 export function notFound(what: string, id: string): ApiError {
