@@ -1,6 +1,20 @@
-// Lint: typescript-eslint's recommended rules over every TypeScript source.
+// Lint: typescript-eslint's recommended rules over every TypeScript source, and the import rules of the
+// architecture: core/ depends on nothing of ours; gateway/ and projections/ on core/ only; api/ on core/ and
+// projections/ (read models); main.ts is the composition root and test/ may import anything.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+// One pattern per forbidden top-level module. Imports are relative, so a path that climbs out (`../`, any
+// depth) and then enters the folder is an import of it; `./x` stays inside the importer's own folder.
+const forbid = (importer, folders) => ({
+  regex: `^(\\.\\./)+(${folders.join('|')})(/|\\.js$|$)`,
+  message: `${importer}/ may not import ${folders.map((f) => (f === 'main' ? 'main.ts' : `${f}/`)).join(', ')}: the architecture's import rules (eslint.config.js).`,
+});
+
+const boundary = (importer, folders) => ({
+  files: [`${importer}/**/*.ts`],
+  rules: { 'no-restricted-imports': ['error', { patterns: [forbid(importer, folders)] }] },
+});
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**'] },
@@ -12,4 +26,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  boundary('core', ['gateway', 'projections', 'api', 'main']),
+  boundary('gateway', ['projections', 'api', 'main']),
+  boundary('projections', ['gateway', 'api', 'main']),
+  boundary('api', ['gateway', 'main']),
 );

@@ -2,11 +2,7 @@
 /**
  * Composition root: reads the configuration, opens the store and starts the
  * roles asked for (gateway, projections, api; all by default, one process on
- * the embedded store). Also the `fleet` command line:
- *
- *   fleet [start] [--roles gateway,projections,api]
- *   fleet customer create --name NAME --plan free|pro|enterprise [--speed-limit-kmh N] [--json]
- *   fleet customer set-rate-limit --customer ID (--per-minute N --burst N | --plan-default)
+ * the embedded store). Also the `fleet` command line (COMMANDS below; `fleet help`).
  */
 import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,20 +15,24 @@ import { systemClock } from './core/clock.js';
 import { ALL_ROLES, ConfigError, loadConfig, type Config, type Role } from './core/config.js';
 import { countAppends } from './core/event-store/counting.js';
 import { openEventStore } from './core/event-store/open.js';
-import { WrongExpectedRevisionError, type EventStore } from './core/event-store/port.js';
+import type { EventStore } from './core/event-store/port.js';
 import type { Plan } from './core/events.js';
 import { createLogger, type Logger } from './core/logger.js';
-import { PLANS, createCustomer, setCustomerRateLimit } from './core/tenants.js';
+import { PLANS, createCustomer, setCustomerRateLimit } from './core/commands/customers.js';
+import { CommandRejected } from './core/commands/rejection.js';
 import { protocols } from './gateway/protocols/index.js';
 import { Gateway } from './gateway/server.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from './projections/index.js';
 import { runnerView } from './projections/view.js';
+import { WebhookDelivery } from './projections/webhooks/index.js';
+import { SecretBox } from './core/secret-box.js';
 
 export interface RunningPlatform {
   ports: { http: number | null; teltonika: number | null; gt06: number | null; jt808: number | null };
   store: EventStore;
   gateway: Gateway | null;
   runner: ProjectionRunner | null;
+  webhooks: WebhookDelivery | null;
   stop(): Promise<void>;
 }
 
@@ -45,6 +45,20 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   let gateway: Gateway | null = null;
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
   const ports: RunningPlatform['ports'] = { http: null, teltonika: null, gt06: null, jt808: null };
+  let webhooks: WebhookDelivery | null = null;
+  if (roles.includes('webhooks')) {
+    webhooks = new WebhookDelivery({
+      store,
+      clock,
+      log: log.child({ role: 'webhooks' }),
+      dbPath: join(config.dataDir, 'webhooks.sqlite'),
+      box: SecretBox.load(config.secretKey),
+      allowPrivate: config.allowPrivateWebhookUrls,
+      enterprisePerS: config.webhookEnterprisePerS,
+      shard: config.webhookShard,
+    });
+    await webhooks.start();
+  }
 
   if (roles.includes('projections') || roles.includes('api')) {
     // The API serves from read models this process keeps up to date.
@@ -61,6 +75,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           waitFor: (p) => r.waitFor(p),
           catchUp: () => r.catchUp(),
           projections: runnerView(r, store, clock),
+          webhookDelivery: webhooks,
           settings: { publicUrl: config.publicUrl },
           metrics: {
             storeAppends: () => appendCounts,
@@ -119,11 +134,13 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     store,
     gateway,
     runner,
+    webhooks,
     async stop() {
       // Devices first (their last acks need the store), then the API, then the log.
       await gateway?.stop();
       if (app) await stopApi(app);
       await runner?.stop();
+      await webhooks?.stop();
       await store.close();
     },
   };
@@ -144,8 +161,7 @@ async function ensureDemoCustomer(config: Config, store: EventStore): Promise<{ 
   return { ...demo, file, createdNow: true };
 }
 
-async function commandStart(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { roles: { type: 'string' } } });
+async function commandStart(values: { roles?: string | undefined }): Promise<void> {
   const config = loadConfig();
   const roles = parseRoles(values.roles);
   const log = createLogger(config.logLevel);
@@ -180,25 +196,17 @@ async function commandStart(args: string[]): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-async function commandCustomerCreate(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      name: { type: 'string' },
-      plan: { type: 'string', default: 'free' },
-      'speed-limit-kmh': { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-  });
+async function commandCustomerCreate(values: { name?: string; plan?: string; 'speed-limit-kmh'?: string; json?: boolean }): Promise<void> {
+  const plan = values.plan ?? 'free';
   if (!values.name) throw new ConfigError('customer create needs --name NAME');
-  if (!PLANS.includes(values.plan as Plan)) throw new ConfigError(`--plan must be one of ${PLANS.join(', ')}`);
+  if (!PLANS.includes(plan as Plan)) throw new ConfigError(`--plan must be one of ${PLANS.join(', ')}`);
   const rawLimit = values['speed-limit-kmh'];
   const speedLimit = rawLimit === undefined ? null : Number(rawLimit);
   if (speedLimit !== null && !(speedLimit >= 1 && speedLimit <= 300)) throw new ConfigError('--speed-limit-kmh must be a number from 1 to 300');
   const config = loadConfig();
   const store = await openEventStore(config.store, systemClock);
   try {
-    const created = await createCustomer(store, systemClock, { name: values.name, plan: values.plan as Plan, speed_limit_kmh: speedLimit });
+    const created = await createCustomer(store, systemClock, { name: values.name, plan: plan as Plan, speed_limit_kmh: speedLimit });
     const out = { customer_id: created.customer_id, api_key: created.api_key };
     process.stdout.write(
       values.json ? JSON.stringify(out) + '\n' : `customer ${out.customer_id}\napi key  ${out.api_key}  (shown once: keep it)\n`,
@@ -209,19 +217,11 @@ async function commandCustomerCreate(args: string[]): Promise<void> {
 }
 
 /** An Enterprise agreement: the customer's own request rate, or back to its plan's with --plan-default. */
-async function commandCustomerSetRateLimit(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      customer: { type: 'string' },
-      'per-minute': { type: 'string' },
-      burst: { type: 'string' },
-      'plan-default': { type: 'boolean', default: false },
-    },
-  });
+async function commandCustomerSetRateLimit(values: { customer?: string; 'per-minute'?: string; burst?: string; 'plan-default'?: boolean }): Promise<void> {
+  const planDefault = values['plan-default'] ?? false;
   if (!values.customer) throw new ConfigError('customer set-rate-limit needs --customer ID');
   const given = values['per-minute'] !== undefined || values.burst !== undefined;
-  if (given === values['plan-default']) throw new ConfigError('give either --per-minute N --burst N, or --plan-default');
+  if (given === planDefault) throw new ConfigError('give either --per-minute N --burst N, or --plan-default');
   const limit = given ? { per_minute: Number(values['per-minute']), burst: Number(values.burst) } : null;
   const config = loadConfig();
   const store = await openEventStore(config.store, systemClock);
@@ -233,8 +233,9 @@ async function commandCustomerSetRateLimit(args: string[]): Promise<void> {
         : `customer ${values.customer}: its plan's rate limit\n`,
     );
   } catch (err) {
-    if (err instanceof WrongExpectedRevisionError) throw new ConfigError(`no customer ${values.customer}`);
-    if (err instanceof RangeError) throw new ConfigError('--per-minute and --burst must both be whole numbers of at least 1');
+    if (err instanceof CommandRejected) {
+      throw new ConfigError(err.kind === 'not_found' ? `no customer ${values.customer}` : '--per-minute and --burst must both be whole numbers of at least 1');
+    }
     throw err;
   } finally {
     await store.close();
@@ -248,26 +249,145 @@ function parseRoles(raw: string | undefined): Role[] {
   return roles as Role[];
 }
 
-const USAGE = `usage:
-  fleet [start] [--roles gateway,projections,api]
-  fleet customer create --name NAME --plan free|pro|enterprise [--speed-limit-kmh N] [--json]
-  fleet customer set-rate-limit --customer ID (--per-minute N --burst N | --plan-default)
-`;
+/** One command of the `fleet` line: its words, its options (node:util parseArgs) and its help. */
+interface Command {
+  words: string[];
+  synopsis: string;
+  summary: string;
+  /** Each option: the placeholder of its value (none: a flag) and what it does. */
+  options: Record<string, { value?: string; help: string }>;
+  run(values: Record<string, string | boolean | undefined>): Promise<void>;
+}
+
+const COMMANDS: readonly Command[] = [
+  {
+    words: ['start'],
+    synopsis: 'fleet [start] [--roles gateway,projections,api]',
+    summary: 'Starts the platform on the configured store (FLEET_* environment variables; all roles by default).',
+    options: { roles: { value: 'ROLES', help: `comma-separated roles to run in this process: ${ALL_ROLES.join(', ')}` } },
+    run: (v) => commandStart(v as { roles?: string }),
+  },
+  {
+    words: ['customer', 'create'],
+    synopsis: 'fleet customer create --name NAME [--plan free|pro|enterprise] [--speed-limit-kmh N] [--json]',
+    summary: 'Creates a customer and prints a full-access API key for it (shown once).',
+    options: {
+      name: { value: 'NAME', help: "the customer's name" },
+      plan: { value: 'PLAN', help: `${PLANS.join(', ')} (default free)` },
+      'speed-limit-kmh': { value: 'N', help: "default overspeed threshold of the customer's devices, 1 to 300" },
+      json: { help: 'print {"customer_id","api_key"} as JSON' },
+    },
+    run: (v) => commandCustomerCreate(v as { name?: string; plan?: string; 'speed-limit-kmh'?: string; json?: boolean }),
+  },
+  {
+    words: ['customer', 'set-rate-limit'],
+    synopsis: 'fleet customer set-rate-limit --customer ID (--per-minute N --burst N | --plan-default)',
+    summary: "Enters an Enterprise customer's agreed request rate, or returns it to its plan's.",
+    options: {
+      customer: { value: 'ID', help: 'the customer id (cus_...)' },
+      'per-minute': { value: 'N', help: 'requests a minute, a whole number of at least 1' },
+      burst: { value: 'N', help: 'requests at once, a whole number of at least 1' },
+      'plan-default': { help: "back to the plan's rate limit" },
+    },
+    run: (v) => commandCustomerSetRateLimit(v as { customer?: string; 'per-minute'?: string; burst?: string; 'plan-default'?: boolean }),
+  },
+];
+
+const USAGE = [
+  'usage:',
+  ...COMMANDS.map((c) => `  ${c.synopsis}`),
+  '  fleet help [COMMAND]',
+  '',
+  "Run 'fleet help COMMAND' or 'fleet COMMAND --help' for a command's options.",
+  '',
+].join('\n');
+
+function commandUsage(c: Command): string {
+  const flags = Object.entries(c.options).map(([name, o]) => [`--${name}${o.value ? ` ${o.value}` : ''}`, o.help]);
+  flags.push(['-h, --help', 'this help']);
+  const width = Math.max(...flags.map(([f]) => f!.length)) + 2;
+  return [`usage: ${c.synopsis}`, '', c.summary, '', 'options:', ...flags.map(([f, h]) => `  ${f!.padEnd(width)}${h}`), ''].join('\n');
+}
+
+/** A command line we cannot run as written: one line saying why, then the usage; exit code 2. */
+class UsageError extends Error {
+  constructor(message: string, readonly usage: string) {
+    super(message);
+  }
+}
+
+const isHelp = (arg: string): boolean => arg === '--help' || arg === '-h';
+
+/** The command the words name, and the arguments after them; `fleet`, `fleet --roles …` are `start`. */
+function findCommand(argv: string[]): { command: Command; args: string[] } | null {
+  if (argv.length === 0 || argv[0]!.startsWith('-')) return { command: COMMANDS[0]!, args: argv };
+  for (const command of COMMANDS) {
+    if (command.words.every((w, i) => argv[i] === w)) return { command, args: argv.slice(command.words.length) };
+  }
+  return null;
+}
+
+function usageOfWords(words: string[]): string | null {
+  const matching = COMMANDS.filter((c) => words.every((w, i) => c.words[i] === w));
+  if (matching.length === 0) return null;
+  return matching.length === 1 ? commandUsage(matching[0]!) : `usage:\n${matching.map((c) => `  ${c.synopsis}`).join('\n')}\n`;
+}
+
+/** parseArgs' errors, said in one line (its own messages run to several sentences). */
+function parseError(err: Error & { code?: string }, c: Command): UsageError {
+  const quoted = /'([^']+)'/.exec(err.message)?.[1] ?? '';
+  const where = `fleet ${c.words.join(' ')}`;
+  switch (err.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return new UsageError(`${where}: unknown option ${quoted}`, commandUsage(c));
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return new UsageError(`${where}: unexpected argument ${quoted}`, commandUsage(c));
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return new UsageError(`${where}: ${quoted.replace(/ <value>$/, '')} needs a value`, commandUsage(c));
+    default:
+      return new UsageError(`${where}: ${err.message.split('. ')[0]}`, commandUsage(c));
+  }
+}
 
 export async function cli(argv: string[]): Promise<void> {
-  const [command, sub, ...rest] = argv;
-  if (command === undefined || command === 'start' || command.startsWith('--')) {
-    return commandStart(command === 'start' ? argv.slice(1) : argv);
+  if (argv.length === 1 && isHelp(argv[0]!)) return void process.stdout.write(USAGE);
+  if (argv[0] === 'help') {
+    const words = argv.slice(1).filter((w) => !isHelp(w));
+    const usage = words.length === 0 ? USAGE : usageOfWords(words);
+    if (usage === null) throw new UsageError(`fleet help: no command ${words.join(' ')}`, USAGE);
+    return void process.stdout.write(usage);
   }
-  if (command === 'customer' && sub === 'create') return commandCustomerCreate(rest);
-  if (command === 'customer' && sub === 'set-rate-limit') return commandCustomerSetRateLimit(rest);
-  process.stderr.write(USAGE);
-  process.exitCode = 2;
+  const found = findCommand(argv);
+  if (!found) {
+    // `fleet customer`, `fleet customer --help`, `fleet customer delete`: about the customer commands.
+    const first = argv[0]!;
+    const group = usageOfWords([first]);
+    if (group === null) throw new UsageError(`fleet: unknown command ${first}`, USAGE);
+    const rest = argv.slice(1);
+    if (rest.length === 0) throw new UsageError(`fleet ${first}: which command?`, group);
+    if (rest.length === 1 && isHelp(rest[0]!)) return void process.stdout.write(group);
+    throw new UsageError(`fleet ${first}: unknown command ${rest[0]}`, group);
+  }
+  const { command, args } = found;
+  const beforeSeparator = args.indexOf('--') === -1 ? args : args.slice(0, args.indexOf('--'));
+  if (beforeSeparator.some(isHelp)) return void process.stdout.write(commandUsage(command));
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    const options = Object.fromEntries(Object.entries(command.options).map(([name, o]) => [name, { type: o.value ? ('string' as const) : ('boolean' as const) }]));
+    ({ values } = parseArgs({ args, options, strict: true, allowPositionals: false }));
+  } catch (err) {
+    throw parseError(err as Error & { code?: string }, command);
+  }
+  return command.run(values);
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (invokedDirectly || process.env.FLEET_CLI === '1') {
   cli(process.argv.slice(2)).catch((err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n\n${err.usage}`);
+      process.exit(2);
+    }
     process.stderr.write(`${err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : String(err)}\n`);
     process.exit(err instanceof ConfigError ? 2 : 1);
   });

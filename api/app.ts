@@ -40,6 +40,7 @@ import { healthRoutes } from './routes/health.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { opsRoutes } from './routes/ops.js';
 import { positionRoutes } from './routes/positions.js';
+import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { streamRoutes } from './routes/stream.js';
 
 /** Request bodies above this are refused with 413 (geofence polygons are the largest legitimate ones). */
@@ -108,5 +109,6 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   await apiKeysRoutes(app, ctx, keyUsage);
   await oauthRoutes(app, ctx);
   await streamRoutes(app, ctx);
+  await webhookDeliveryRoutes(app, ctx);
   return app;
 }

@@ -4,6 +4,7 @@ import { DEFAULT_HTTP_PORT, defaultPublicUrl } from '../core/config.js';
 import type { EventStore, LogPosition, RecordedEvent } from '../core/event-store/port.js';
 import type { Plan } from '../core/events.js';
 import type { ProjectionLag } from '../projections/lag.js';
+import type { WebhookDelivery } from '../projections/webhooks/index.js';
 import type { ReadModels } from './read-models.js';
 
 export interface ApiContext {
@@ -15,6 +16,8 @@ export interface ApiContext {
   catchUp(): Promise<void>;
   /** The projection runner as the API sees it (live stream, readiness, metrics). */
   projections: ProjectionsView;
+  /** Webhook delivery, when this process runs the webhooks role (deliveries, test sends); null elsewhere. */
+  webhookDelivery?: WebhookDelivery | null;
   /** Counters of the other roles running in this process, for /metrics; absent when they run elsewhere. */
   metrics?: MetricsSources;
   settings?: Partial<ApiSettings>;

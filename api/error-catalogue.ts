@@ -164,6 +164,13 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     action: 'Retry later with backoff; if it persists, report the `request_id`.',
   },
   {
+    code: 'webhooks_unavailable',
+    status: 503,
+    meaning:
+      'The webhook delivery routes (deliveries, redeliver, replay, test) need the delivery service, and the API node that answered does not run the webhooks role.',
+    action: 'Retry: behind a load balancer another node may answer. Operators: route these paths to nodes started with the webhooks role.',
+  },
+  {
     code: 'not_ready',
     status: 503,
     meaning:

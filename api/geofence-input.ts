@@ -4,7 +4,7 @@
  * globe, which ring is open, where edges cross.
  */
 import { area, booleanPointInPolygon, circle, kinks } from '@turf/turf';
-import type { GeofenceCreated } from '../core/events.js';
+import type { GeofenceShape } from '../core/commands/geofences.js';
 import type { FieldError } from './problem.js';
 import type { CreateGeofenceBody } from './schemas/geofences.js';
 
@@ -14,10 +14,9 @@ export const CIRCLE_STEPS = 64;
 /** Reported problems at most; a broken 1000-vertex ring should not produce a megabyte of errors. */
 const MAX_ERRORS = 20;
 
-type Shape = Pick<GeofenceCreated['data'], 'shape' | 'geometry' | 'center' | 'radius_m'>;
-type Polygon = GeofenceCreated['data']['geometry'];
+type Polygon = GeofenceShape['geometry'];
 
-export function geofenceShape(body: CreateGeofenceBody): { shape: Shape } | { errors: FieldError[] } {
+export function geofenceShape(body: CreateGeofenceBody): { shape: GeofenceShape } | { errors: FieldError[] } {
   const hasGeometry = body.geometry !== undefined;
   const hasCircle = body.center !== undefined || body.radius_m !== undefined;
   if (hasGeometry && hasCircle) {

@@ -12,8 +12,7 @@
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '../core/event-store/port.js';
 import { evolveLatestPosition, type LatestPositionRow } from '../projections/index.js';
-import { iso } from './schemas/common.js';
-import type { LatestPosition } from './schemas/positions.js';
+import { fixBody, type LatestPosition } from './schemas/positions.js';
 import type { Static } from '@sinclair/typebox';
 
 type Item = Static<typeof LatestPosition>;
@@ -182,19 +181,7 @@ function positionRow(r: LatestPositionRow): LatestPositionRow {
 }
 
 function toItem(deviceId: string, entry: DeviceEntry, p: LatestPositionRow): Item {
-  return {
-    device_id: deviceId,
-    device_name: entry.name,
-    lat: p.lat,
-    lng: p.lng,
-    speed_kmh: p.speed_kmh,
-    heading_deg: p.heading_deg,
-    altitude_m: p.altitude_m,
-    satellites: p.satellites,
-    timestamp: iso(p.fix_time),
-    received_at: iso(p.received_at),
-    ignition: p.ignition === null ? null : p.ignition === 1,
-  };
+  return { device_id: deviceId, device_name: entry.name, ...fixBody(p) };
 }
 
 /** Index of the first id greater than `afterId` (binary search). */

@@ -1,5 +1,7 @@
 /** API errors, rendered by one handler as RFC 9457 application/problem+json. */
 import { ERROR_DOCS_PATH } from './error-catalogue.js';
+import { STATUS_CODES } from 'node:http';
+import type { CommandRejected, RejectionKind } from '../core/commands/rejection.js';
 
 export interface FieldError {
   /** Where the problem is: `/body/imei`, `/query/limit`, `/params/id`. */
@@ -20,22 +22,13 @@ export class ApiError extends Error {
   }
 }
 
-export const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  408: 'Request Timeout',
-  409: 'Conflict',
-  413: 'Content Too Large',
-  414: 'URI Too Long',
-  415: 'Unsupported Media Type',
-  429: 'Too Many Requests',
-  431: 'Request Header Fields Too Large',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
+/** Titles RFC 9110 renamed; Node's STATUS_CODES still has the RFC 7231 ones (413 "Payload Too Large"). */
+const RFC_9110_TITLES: Readonly<Record<number, string>> = { 413: 'Content Too Large', 422: 'Unprocessable Content' };
+
+/** The problem's `title`: the status' reason phrase as RFC 9110 names it. */
+export function statusTitle(status: number): string {
+  return RFC_9110_TITLES[status] ?? STATUS_CODES[status] ?? 'Error';
+}
 
 /**
  * The problem's `type`: the code's entry in the error catalogue the API serves,
@@ -49,4 +42,12 @@ export function problemType(code: string, pathPrefix = ''): string {
 
 export function notFound(what: string, id: string): ApiError {
   return new ApiError(404, 'not_found', `${what} ${id} does not exist`);
+}
+
+export const REJECTION_STATUS: Record<RejectionKind, number> = { not_found: 404, conflict: 409, invalid: 400, gone: 410 };
+
+/** A command's refusal as the problem the API answers; a field it names becomes a pointer into the body. */
+export function rejectionProblem(rejection: CommandRejected): ApiError {
+  const errors = rejection.field ? [{ pointer: `/body${rejection.field}`, message: rejection.detail }] : [];
+  return new ApiError(REJECTION_STATUS[rejection.kind], rejection.code, rejection.detail, errors);
 }

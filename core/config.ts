@@ -4,8 +4,8 @@
  */
 import { join, resolve } from 'node:path';
 
-export type Role = 'gateway' | 'projections' | 'api';
-export const ALL_ROLES: readonly Role[] = ['gateway', 'projections', 'api'];
+export type Role = 'gateway' | 'projections' | 'api' | 'webhooks';
+export const ALL_ROLES: readonly Role[] = ['gateway', 'projections', 'api', 'webhooks'];
 
 export interface Config {
   /** `sqlite:PATH` (default under the data dir) or `esdb://...`. */
@@ -35,8 +35,18 @@ export interface Config {
   /** Frames queued per connection before the socket is paused (backpressure). */
   maxQueuedFrames: number;
   logLevel: string;
-  /** Allow webhook URLs on private/loopback addresses (development and tests only). */
+  /** Allow webhook URLs on private/loopback addresses and plain http (development and tests only). */
   allowPrivateWebhookUrls: boolean;
+  /**
+   * Where the key that encrypts webhook secrets comes from: `FLEET_SECRET_KEY`
+   * (base64 of 32 bytes) or a key file, by default `<data dir>.key` beside
+   * (not inside) the data directory, created on first start.
+   */
+  secretKey: { base64: string } | { file: string };
+  /** Webhook deliveries a second for Enterprise customers (Free and Pro have fixed plan limits). */
+  webhookEnterprisePerS: number;
+  /** The endpoints this node delivers when several nodes run the webhooks role on EventStoreDB: `k/n`. */
+  webhookShard: { index: number; count: number };
 }
 
 export class ConfigError extends Error {}
@@ -74,6 +84,22 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, ma
   return n;
 }
 
+function shard(raw: string | undefined): { index: number; count: number } {
+  if (raw === undefined || raw === '') return { index: 0, count: 1 };
+  const m = /^(\d+)\/(\d+)$/.exec(raw);
+  const index = Number(m?.[1]);
+  const count = Number(m?.[2]);
+  if (!m || count < 1 || index >= count) throw new ConfigError(`FLEET_WEBHOOK_SHARD must be k/n with 0 <= k < n, such as 0/2 (got ${JSON.stringify(raw)})`);
+  return { index, count };
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(`${name} must be true or false (got ${JSON.stringify(env[name])})`);
+}
+
 function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return int(env, name, fallback, 0, 65535);
 }
@@ -102,6 +128,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConnectionsPerAddress: int(env, 'FLEET_MAX_CONNECTIONS_PER_ADDRESS', 1000, 1, 1_000_000),
     maxQueuedFrames: int(env, 'FLEET_MAX_QUEUED_FRAMES', 256, 1, 100_000),
     logLevel: env.FLEET_LOG_LEVEL || 'info',
-    allowPrivateWebhookUrls: env.FLEET_ALLOW_PRIVATE_WEBHOOK_URLS === '1',
+    allowPrivateWebhookUrls: flag(env, 'FLEET_WEBHOOK_ALLOW_PRIVATE'),
+    webhookEnterprisePerS: int(env, 'FLEET_WEBHOOK_ENTERPRISE_PER_S', 1000, 1, 100_000),
+    webhookShard: shard(env.FLEET_WEBHOOK_SHARD),
+    secretKey: env.FLEET_SECRET_KEY ? { base64: env.FLEET_SECRET_KEY } : { file: resolve(env.FLEET_SECRET_KEY_FILE || `${dataDir}.key`) },
   };
 }

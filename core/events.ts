@@ -107,6 +107,27 @@ export interface TerminalClaimed {
   data: DeviceClaim;
 }
 
+/**
+ * Gives an IMEI or terminal claim back: a registration that could not take
+ * all its claims releases the ones it took, so no identifier stays held by a
+ * device that does not exist. The stream's last event says who holds it.
+ */
+export interface ImeiReleased {
+  type: 'ImeiReleased';
+  data: { device_id: string; imei: string; released_at: number };
+}
+
+export interface TerminalReleased {
+  type: 'TerminalReleased';
+  data: { device_id: string; terminal_id: string; released_at: number };
+}
+
+/** Claims a driver `external_id` inside one customer (stream `driver-external-id-…`), so every API node sees the same owner. */
+export interface DriverExternalIdClaimed {
+  type: 'DriverExternalIdClaimed';
+  data: { customer_id: string; driver_id: string; external_id: string; claimed_at: number };
+}
+
 export interface DeviceRegistered {
   type: 'DeviceRegistered';
   data: {
@@ -368,6 +389,9 @@ export type DomainEvent =
   | DriverCreated
   | ImeiClaimed
   | TerminalClaimed
+  | ImeiReleased
+  | TerminalReleased
+  | DriverExternalIdClaimed
   | DeviceRegistered
   | DeviceUpdated
   | DeviceConnected
@@ -384,8 +408,6 @@ export type DomainEvent =
   | WebhookEndpointDeleted
   | WebhookRedeliveryRequested
   | WebhookReplayRequested;
-
-export type DomainEventType = DomainEvent['type'];
 
 export function assertNever(x: never): never {
   throw new Error(`unhandled case: ${JSON.stringify(x)}`);

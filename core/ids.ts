@@ -7,7 +7,11 @@ import { createHash, randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'evt' | 'whk' | 'dlv' | 'key' | 'grp' | 'cli';
+/**
+ * Prefixes `newId` issues. `evt_` ids are not among them: they derive from their cause
+ * (projections/device-events.ts). `whk_`, `dlv_` and `rpl_` are webhook endpoints, deliveries and replays.
+ */
+export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'key' | 'cli' | 'whk' | 'dlv' | 'rpl';
 
 export function ulid(nowMs: number, random: Buffer = randomBytes(10)): string {
   let time = '';

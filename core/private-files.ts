@@ -6,7 +6,9 @@
  * directories made by older versions with the default umask are tightened on
  * open.
  */
+import Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
@@ -22,4 +24,17 @@ export function makeSqliteFilesPrivate(path: string): void {
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     if (existsSync(file)) chmodSync(file, PRIVATE_FILE_MODE);
   }
+}
+
+/**
+ * Opens (creating) a SQLite file in WAL mode, its directory and files private;
+ * `:memory:` for tests. Durability (`synchronous`) is the caller's to choose.
+ */
+export function openPrivateSqlite(path: string): Database.Database {
+  if (path === ':memory:') return new Database(path);
+  ensurePrivateDir(dirname(path));
+  const db = new Database(path);
+  makeSqliteFilesPrivate(path);
+  db.pragma('journal_mode = WAL');
+  return db;
 }

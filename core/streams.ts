@@ -9,6 +9,8 @@ export const streams = {
   driver: (driverId: string) => `driver-${driverId}`,
   imei: (imei: string) => `imei-${imei}`,
   terminal: (terminalId: string) => `terminal-${terminalId}`,
+  /** Keyed by a digest: an external id is free text chosen by the customer. */
+  driverExternalId: (customerId: string, digest: string) => `driver-external-id-${customerId}-${digest}`,
   unknownDevice: (identifier: string) => `unknown-${identifier}`,
   /** Configuration and requests (redeliver, replay) of one webhook endpoint. */
   webhook: (webhookId: string) => `webhook-${webhookId}`,

@@ -1,6 +1,6 @@
 /**
  * Which registered device a connection belongs to. A login reads one claim
- * stream (`imei-…` or `terminal-…`); answers are cached, unknown ones only
+ * stream (`imei-…` or `terminal-…`) and the device's first event; answers are cached, unknown ones only
  * briefly so a device registered a moment ago is let in on its next try.
  */
 import type { Clock } from '../core/clock.js';
@@ -45,15 +45,26 @@ export class DeviceDirectory {
     const until = this.unknownUntil.get(stream);
     const now = this.clock.now();
     if (until !== undefined && until > now) return null;
-    const [first] = await this.store.readStream(stream, { maxCount: 1 });
-    if (first && (first.type === 'ImeiClaimed' || first.type === 'TerminalClaimed')) {
-      this.known.set(stream, first.data);
+    const claim = await this.liveClaim(stream);
+    if (claim) {
+      this.known.set(stream, claim);
       this.unknownUntil.delete(stream);
-      return first.data;
+      return claim;
     }
     if (this.unknownUntil.size > 100_000) this.unknownUntil.clear(); // bounded memory under IMEI scans
     this.unknownUntil.set(stream, now + UNKNOWN_TTL_MS);
     return null;
+  }
+
+  /**
+   * The claim the stream's last event holds, if its device was registered: a
+   * released claim, or one whose registration never completed, binds nothing.
+   */
+  private async liveClaim(stream: string): Promise<DeviceClaim | null> {
+    const [last] = await this.store.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
+    if (last?.type !== 'ImeiClaimed' && last?.type !== 'TerminalClaimed') return null;
+    const [registered] = await this.store.readStream(streams.device(last.data.device_id), { maxCount: 1 });
+    return registered?.type === 'DeviceRegistered' ? last.data : null;
   }
 }
 

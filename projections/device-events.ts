@@ -12,8 +12,6 @@ import type { DerivedEvent } from './projection.js';
 
 export type RaisedKind = DeviceEventRaised['data']['kind'];
 
-const HARSH_KINDS: ReadonlySet<RaisedKind> = new Set(['event.harsh_brake', 'event.acceleration', 'event.curve']);
-
 /** docs/api-decisions.md, "Severity": fixed per kind, by |delta_kmh| for harsh driving, by excess speed for overspeed. */
 export function severityOf(kind: RaisedKind, deltaKmh: number | null): Severity {
   switch (kind) {
@@ -42,10 +40,6 @@ export function severityOf(kind: RaisedKind, deltaKmh: number | null): Severity 
     case 'event.ignition_off':
       return 'info';
   }
-}
-
-export function isHarshKind(kind: RaisedKind): boolean {
-  return HARSH_KINDS.has(kind);
 }
 
 /**

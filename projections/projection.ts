@@ -1,8 +1,11 @@
 /**
- * A projection turns store events into read-model rows. The decision of what
- * a row becomes is a pure `evolve` in each projection's folder; `apply` only
- * reads the previous row, calls it and writes the result. The runner calls
- * `apply` inside the transaction that also moves the checkpoint.
+ * A projection keeps its tables in the read-model database in step with the log:
+ * `migrate` creates them, `prepare` its statements and returns the handler the runner
+ * calls for every event, in log order, inside the batch transaction that also moves the
+ * checkpoint (runner.ts). Most handlers write their rows directly with SQL; devices and
+ * latest-positions keep what a row becomes in a pure `evolve` beside the handler.
+ * Detectors (safety-events, geofences) also return derived events, which the runner
+ * appends to the log after the commit.
  */
 import type Database from 'better-sqlite3';
 import type { DomainEvent } from '../core/events.js';

@@ -9,12 +9,11 @@
  * them in the outbox for the next start. Their ids are deterministic, so an
  * append that did happen before a crash is not duplicated.
  */
-import Database from 'better-sqlite3';
-import { dirname } from 'node:path';
+import type Database from 'better-sqlite3';
 import type { EventStore, LogPosition, RecordedEvent, Subscription } from '../core/event-store/port.js';
 import { comparePositions, positionFromString, positionToString } from '../core/event-store/port.js';
 import type { Logger } from '../core/logger.js';
-import { ensurePrivateDir, makeSqliteFilesPrivate } from '../core/private-files.js';
+import { openPrivateSqlite } from '../core/private-files.js';
 import type { DerivedEvent, EventHandler, Projection } from './projection.js';
 
 const BATCH = 1000;
@@ -30,10 +29,7 @@ const CHECKPOINT = 'read-models';
 export const READ_MODEL_VERSION = 3;
 
 export function openReadModelDb(path: string): Database.Database {
-  if (path !== ':memory:') ensurePrivateDir(dirname(path));
-  const db = new Database(path);
-  if (path !== ':memory:') makeSqliteFilesPrivate(path);
-  db.pragma('journal_mode = WAL');
+  const db = openPrivateSqlite(path);
   // The log is the source of truth: a lost read-model commit is replayed from the checkpoint.
   db.pragma('synchronous = NORMAL');
   if (db.pragma('user_version', { simple: true }) !== READ_MODEL_VERSION) dropEverything(db);

@@ -4,7 +4,8 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, TITLES, problemType, type FieldError } from '../problem.js';
+import { CommandRejected } from '../../core/commands/rejection.js';
+import { ApiError, problemType, rejectionProblem, statusTitle, type FieldError } from '../problem.js';
 import { unsupportedMediaType } from './json-bodies.js';
 
 interface AjvError {
@@ -30,6 +31,7 @@ export function registerErrorHandling(app: FastifyInstance, publicUrl: string): 
   app.decorate('problemTypePrefix', pathPrefixOf(publicUrl));
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ApiError) return sendProblem(request, reply, err);
+    if (err instanceof CommandRejected) return sendProblem(request, reply, rejectionProblem(err));
     if (err.validation) {
       const context = POINTER_PREFIX[err.validationContext ?? 'body'] ?? 'body';
       const errors = (err.validation as AjvError[]).map((v) => toFieldError(context, v));
@@ -61,8 +63,15 @@ function toFieldError(context: string, v: AjvError): FieldError {
   if (v.keyword === 'additionalProperties') {
     return { pointer: `${base}/${String(v.params.additionalProperty)}`, message: 'is not an accepted field' };
   }
+  if (v.keyword === 'format') return { pointer: base, message: FORMAT_MESSAGES[String(v.params.format)] ?? v.message ?? v.keyword };
   return { pointer: base, message: v.message ?? v.keyword };
 }
+
+/** What a format error asks for, in the caller's terms rather than Ajv's `must match format "date-time"`. */
+const FORMAT_MESSAGES: Record<string, string> = {
+  'date-time': 'must be an RFC 3339 time with Z or an offset, e.g. 2026-11-22T08:00:00Z',
+  date: 'must be a calendar date YYYY-MM-DD',
+};
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
@@ -71,7 +80,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, err: A
     .type('application/problem+json')
     .send({
       type: problemType(err.code, request.server.problemTypePrefix),
-      title: TITLES[err.status] ?? 'Error',
+      title: statusTitle(err.status),
       status: err.status,
       detail: err.detail,
       instance: request.url.split('?')[0],
@@ -126,7 +135,7 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
         : [400, 'bad_request', `The request is not valid HTTP/1.1 (${err.message}).`];
   this.log.trace({ err }, 'client error');
   if (socket.writable) {
-    const title = TITLES[status] ?? 'Error';
+    const title = statusTitle(status);
     const body = JSON.stringify({ type: problemType(code, this.problemTypePrefix), title, status, detail, code, errors: [] });
     socket.write(
       `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +

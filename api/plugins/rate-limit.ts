@@ -13,7 +13,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Plan } from '../../core/events.js';
 import type { ApiSettings, RateLimit } from '../context.js';
 import { ApiError } from '../problem.js';
-import { fullBucket, take, type BucketState } from '../token-bucket.js';
+import { fullBucket, take, type BucketState } from '../../core/token-bucket.js';
 
 /** The plan limits for free and pro (docs/api-decisions.md, Rate limits); enterprise is "by agreement": a generous default until the customer's agreement is set (CustomerRateLimitSet). */
 export const PLAN_RATE_LIMITS: Record<Plan, RateLimit> = {

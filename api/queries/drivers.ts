@@ -14,14 +14,6 @@ export function driverById(db: Database.Database, customerId: string, driverId: 
   return (stmt(db, 'SELECT * FROM drivers WHERE driver_id = ? AND customer_id = ?').get(driverId, customerId) as DriverRow | undefined) ?? null;
 }
 
-export function driverByExternalId(db: Database.Database, customerId: string, externalId: string): DriverRow | null {
-  return (
-    (stmt(db, 'SELECT * FROM drivers WHERE customer_id = ? AND external_id = ? ORDER BY driver_id LIMIT 1').get(customerId, externalId) as
-      | DriverRow
-      | undefined) ?? null
-  );
-}
-
 /** One page in id order, strictly after `afterId`. */
 export function driverPage(db: Database.Database, customerId: string, afterId: string | null, limit: number): DriverRow[] {
   return stmt(db, 'SELECT * FROM drivers WHERE customer_id = ? AND driver_id > ? ORDER BY driver_id LIMIT ?').all(

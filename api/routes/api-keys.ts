@@ -7,15 +7,13 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Scope } from '../../core/events.js';
-import { randomUuid } from '../../core/ids.js';
-import { streams } from '../../core/streams.js';
-import { newApiKeyEvent } from '../../core/tenants.js';
+import { createApiKey, revokeApiKey } from '../../core/commands/credentials.js';
 import type { ApiContext } from '../context.js';
 import { CredentialQueries, type ApiKeyRecord } from '../credential-queries.js';
 import type { KeyUsageRecorder } from '../key-usage.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf, hasScope } from '../plugins/auth.js';
-import { ApiError, notFound } from '../problem.js';
+import { ApiError } from '../problem.js';
 import { ApiKeyList, CreateApiKeyBody, CreatedApiKey, CredentialIdParams, ListApiKeysQuery } from '../schemas/api-keys.js';
 import { iso } from '../schemas/common.js';
 import { problemResponse } from '../schemas/error-responses.js';
@@ -68,11 +66,10 @@ export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUs
     async (request, reply) => {
       const auth = authOf(request);
       refuseUngrantableScopes(auth.scopes, request.body.scopes);
-      const key = await newApiKeyEvent(auth.customerId, request.body.name, request.body.scopes, ctx.clock.now());
-      const result = await ctx.store.appendToStream(streams.tenant(auth.customerId), [key.event]);
-      await ctx.waitFor(result.position);
-      const created = credentials.apiKey(auth.customerId, key.keyId);
-      if (!created) throw new Error(`key ${key.keyId} missing from the read model after creation`);
+      const key = await createApiKey(ctx.store, ctx.clock, { customer_id: auth.customerId, name: request.body.name, scopes: request.body.scopes });
+      await ctx.waitFor(key.position);
+      const created = credentials.apiKey(auth.customerId, key.key_id);
+      if (!created) throw new Error(`key ${key.key_id} missing from the read model after creation`);
       return reply
         .status(201)
         .header('Cache-Control', 'no-store')
@@ -115,18 +112,8 @@ export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUs
     },
     async (request, reply) => {
       const auth = authOf(request);
-      const key = credentials.apiKey(auth.customerId, request.params.id);
-      if (!key) throw notFound('API key', request.params.id);
-      if (key.revoked_at === null) {
-        const result = await ctx.store.appendToStream(streams.tenant(auth.customerId), [
-          {
-            id: randomUuid(),
-            type: 'ApiKeyRevoked',
-            data: { customer_id: auth.customerId, key_id: key.key_id, revoked_at: ctx.clock.now() },
-          },
-        ]);
-        await ctx.waitFor(result.position);
-      }
+      const position = await revokeApiKey(ctx.store, ctx.clock, credentials, { customer_id: auth.customerId, key_id: request.params.id });
+      if (position) await ctx.waitFor(position);
       return reply.status(204).send(null);
     },
   );

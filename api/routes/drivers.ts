@@ -1,17 +1,15 @@
 /** Drivers: create, list and read (with current score and vehicle), daily score history. */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { newId, randomUuid } from '../../core/ids.js';
-import { streams } from '../../core/streams.js';
+import { createDriver } from '../../core/commands/drivers.js';
 import { addDays, dayOf, daysBetween } from '../../projections/driver-scores/days.js';
 import { scoreOf } from '../../projections/driver-scores/score.js';
 import type { ApiContext } from '../context.js';
-import { KeyedLock } from '../keyed-lock.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { currentTotals, dailyTotals } from '../queries/driver-scores.js';
-import { currentVehicles, driverByExternalId, driverById, driverPage, type DriverRow } from '../queries/drivers.js';
+import { currentVehicles, driverById, driverPage, type DriverRow } from '../queries/drivers.js';
 import {
   CreateDriverBody,
   Driver,
@@ -33,7 +31,6 @@ const DEFAULT_SCORE_DAYS = 7;
 export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const db = ctx.readModels.db;
-  const externalIds = new KeyedLock();
 
   /** List items: one query each for vehicles and scores of the whole page. */
   const items = (customerId: string, rows: DriverRow[]) => {
@@ -61,25 +58,8 @@ export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Prom
     async (request, reply) => {
       const auth = authOf(request);
       const body = request.body;
-      const externalId = body.external_id ?? null;
-      const create = async () => {
-        if (externalId !== null && driverByExternalId(db, auth.customerId, externalId)) {
-          throw new ApiError(409, 'external_id_taken', `A driver with external_id ${JSON.stringify(externalId)} already exists.`, [
-            { pointer: '/body/external_id', message: 'is already used by another driver' },
-          ]);
-        }
-        const now = ctx.clock.now();
-        const id = newId('drv', now);
-        const result = await ctx.store.appendToStream(
-          streams.driver(id),
-          [{ id: randomUuid(), type: 'DriverCreated', data: { driver_id: id, customer_id: auth.customerId, name: body.name, external_id: externalId, created_at: now } }],
-          { expectedRevision: 'no_stream' },
-        );
-        // Inside the lock: the next creation with this external_id must see this one in the read model.
-        await ctx.waitFor(result.position);
-        return id;
-      };
-      const id = externalId === null ? await create() : await externalIds.run(`${auth.customerId}\u0000${externalId}`, create);
+      const { driver_id: id, position } = await createDriver(ctx.store, ctx.clock, { customer_id: auth.customerId, name: body.name, external_id: body.external_id });
+      await ctx.waitFor(position);
       const row = driverById(db, auth.customerId, id);
       if (!row) throw new Error(`driver ${id} missing from read model after creation`);
       return reply.status(201).header('Location', `/v1/drivers/${id}`).send(items(auth.customerId, [row])[0]!);
@@ -132,8 +112,9 @@ export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Prom
     async (request) => {
       const auth = authOf(request);
       const q = request.query;
-      const to = q.to === undefined ? addDays(dayOf(ctx.clock.now()), 1) : checkDate(q.to, '/query/to');
-      const from = q.from === undefined ? addDays(to, -DEFAULT_SCORE_DAYS) : checkDate(q.from, '/query/from');
+      // The schema's `date` format has refused anything but a real YYYY-MM-DD day.
+      const to = q.to ?? addDays(dayOf(ctx.clock.now()), 1);
+      const from = q.from ?? addDays(to, -DEFAULT_SCORE_DAYS);
       if (to <= from) {
         throw new ApiError(400, 'validation_failed', 'to must be after from (to is exclusive)', [
           { pointer: '/query/to', message: 'must be after from' },
@@ -156,13 +137,4 @@ export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Prom
       };
     },
   );
-}
-
-/** A real calendar day (the schema only checked the YYYY-MM-DD shape). */
-function checkDate(value: string, pointer: string): string {
-  const ms = Date.parse(`${value}T00:00:00Z`);
-  if (Number.isNaN(ms) || dayOf(ms) !== value) {
-    throw new ApiError(400, 'validation_failed', `${pointer} must be a calendar date YYYY-MM-DD`, [{ pointer, message: 'is not a calendar date' }]);
-  }
-  return value;
 }

@@ -2,9 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { WrongExpectedRevisionError } from '../../core/event-store/port.js';
-import { newId, randomUuid } from '../../core/ids.js';
-import { streams } from '../../core/streams.js';
+import { createGeofence, deleteGeofence } from '../../core/commands/geofences.js';
 import type { ApiContext } from '../context.js';
 import { geofenceShape } from '../geofence-input.js';
 import { ListCursor, idKey } from '../pagination.js';
@@ -31,20 +29,8 @@ export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Pr
       if ('errors' in parsed) {
         throw new ApiError(400, 'validation_failed', parsed.errors.map((e) => `${e.pointer}: ${e.message}`).join('; '), parsed.errors);
       }
-      const now = ctx.clock.now();
-      const id = newId('geo', now);
-      const result = await ctx.store.appendToStream(
-        streams.geofence(id),
-        [
-          {
-            id: randomUuid(),
-            type: 'GeofenceCreated',
-            data: { geofence_id: id, customer_id: auth.customerId, name: request.body.name, ...parsed.shape, created_at: now },
-          },
-        ],
-        { expectedRevision: 'no_stream' },
-      );
-      await ctx.waitFor(result.position);
+      const { geofence_id: id, position } = await createGeofence(ctx.store, ctx.clock, { customer_id: auth.customerId, name: request.body.name, shape: parsed.shape });
+      await ctx.waitFor(position);
       const row = geofenceById(db, auth.customerId, id);
       if (!row) throw new Error(`geofence ${id} missing from read model after creation`);
       return reply.status(201).header('Location', `/v1/geofences/${id}`).send(geofenceBody(row));
@@ -95,20 +81,7 @@ export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Pr
     },
     async (request, reply) => {
       const auth = authOf(request);
-      const id = request.params.id;
-      if (!geofenceById(db, auth.customerId, id)) throw notFound('geofence', id);
-      try {
-        // Revision 0 is the creation: a second delete racing this one fails here and answers 404.
-        const result = await ctx.store.appendToStream(
-          streams.geofence(id),
-          [{ id: randomUuid(), type: 'GeofenceDeleted', data: { geofence_id: id, customer_id: auth.customerId, deleted_at: ctx.clock.now() } }],
-          { expectedRevision: 0n },
-        );
-        await ctx.waitFor(result.position);
-      } catch (err) {
-        if (err instanceof WrongExpectedRevisionError) throw notFound('geofence', id);
-        throw err;
-      }
+      await ctx.waitFor(await deleteGeofence(ctx.store, ctx.clock, { customer_id: auth.customerId, geofence_id: request.params.id }));
       return reply.status(204).send(null);
     },
   );

@@ -8,22 +8,15 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import {
-  OAUTH_CLIENT_SECRET_PREFIX,
-  OAUTH_TOKEN_PREFIX,
-  generateSecret,
-  hashesEqual,
-  sha256Hex,
-} from '../../core/credentials.js';
-import { newId, randomUuid } from '../../core/ids.js';
-import { streams } from '../../core/streams.js';
+import { hashesEqual, sha256Hex } from '../../core/credentials.js';
+import { createOAuthClient, deleteOAuthClient, issueOAuthToken } from '../../core/commands/credentials.js';
 import type { ApiContext } from '../context.js';
 import { CredentialQueries, type OAuthClientRecord } from '../credential-queries.js';
 import { OAuthError, TOKEN_TTL_S, grantedScopes, parseTokenRequest } from '../oauth-token.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf } from '../plugins/auth.js';
 import { sendProblem } from '../plugins/errors.js';
-import { ApiError, notFound } from '../problem.js';
+import { ApiError } from '../problem.js';
 import { iso } from '../schemas/common.js';
 import {
   CreateOAuthClientBody,
@@ -93,25 +86,12 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
     async (request, reply) => {
       const auth = authOf(request);
       refuseUngrantableScopes(auth.scopes, request.body.scopes);
-      const now = ctx.clock.now();
-      const clientId = newId('cli', now);
-      const secret = generateSecret(OAUTH_CLIENT_SECRET_PREFIX);
-      const data = {
-        customer_id: auth.customerId,
-        client_id: clientId,
-        name: request.body.name,
-        scopes: request.body.scopes,
-        secret_sha256: sha256Hex(secret),
-        created_at: now,
-      };
-      const result = await ctx.store.appendToStream(streams.tenant(auth.customerId), [
-        { id: randomUuid(), type: 'OAuthClientCreated', data },
-      ]);
-      await ctx.waitFor(result.position);
+      const created = await createOAuthClient(ctx.store, ctx.clock, { customer_id: auth.customerId, name: request.body.name, scopes: request.body.scopes });
+      await ctx.waitFor(created.position);
       return reply
         .status(201)
         .headers(NO_STORE)
-        .send({ ...clientBody({ ...data, deleted_at: null }), client_secret: secret });
+        .send({ ...clientBody({ ...created.client, deleted_at: null }), client_secret: created.client_secret });
     },
   );
 
@@ -150,18 +130,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
     },
     async (request, reply) => {
       const auth = authOf(request);
-      const client = credentials.oauthClient(request.params.client_id);
-      if (!client || client.customer_id !== auth.customerId || client.deleted_at !== null) {
-        throw notFound('OAuth client', request.params.client_id);
-      }
-      const result = await ctx.store.appendToStream(streams.tenant(auth.customerId), [
-        {
-          id: randomUuid(),
-          type: 'OAuthClientDeleted',
-          data: { customer_id: auth.customerId, client_id: client.client_id, deleted_at: ctx.clock.now() },
-        },
-      ]);
-      await ctx.waitFor(result.position);
+      await ctx.waitFor(await deleteOAuthClient(ctx.store, ctx.clock, credentials, { customer_id: auth.customerId, client_id: request.params.client_id }));
       return reply.status(204).send(null);
     },
   );
@@ -207,23 +176,13 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
           throw new OAuthError(401, 'invalid_client', 'Unknown client, wrong secret, or the client was deleted.');
         }
         const scopes = grantedScopes(client.scopes, req.scopes);
-        const now = ctx.clock.now();
-        const token = generateSecret(OAUTH_TOKEN_PREFIX);
-        const result = await ctx.store.appendToStream(streams.tenant(client.customer_id), [
-          {
-            id: randomUuid(),
-            type: 'OAuthTokenIssued',
-            data: {
-              customer_id: client.customer_id,
-              client_id: client.client_id,
-              token_sha256: sha256Hex(token),
-              scopes,
-              issued_at: now,
-              expires_at: now + TOKEN_TTL_S * 1000,
-            },
-          },
-        ]);
-        await ctx.waitFor(result.position);
+        const { token, position } = await issueOAuthToken(ctx.store, ctx.clock, {
+          customer_id: client.customer_id,
+          client_id: client.client_id,
+          scopes,
+          ttl_s: TOKEN_TTL_S,
+        });
+        await ctx.waitFor(position);
         return reply
           .headers(NO_STORE)
           .send({ access_token: token, token_type: 'Bearer' as const, expires_in: TOKEN_TTL_S, scope: scopes.join(' ') });

@@ -3,8 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiContext } from '../context.js';
 import { authOf } from '../plugins/auth.js';
-import { iso } from '../schemas/common.js';
-import { HistoryList, HistoryQuery, LatestPosition, LatestPositionList, LatestPositionsQuery } from '../schemas/positions.js';
+import { HistoryList, HistoryQuery, LatestPosition, LatestPositionList, LatestPositionsQuery, fixBody } from '../schemas/positions.js';
 import { LatestPositionsIndex } from '../latest-positions-index.js';
 import fastJson from 'fast-json-stringify';
 import { historyPage } from '../read-models.js';
@@ -83,17 +82,9 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
       return {
         data: result.data.map((p) => ({
           device_id: p.device_id,
-          lat: p.lat,
-          lng: p.lng,
-          speed_kmh: p.speed_kmh,
-          heading_deg: p.heading_deg,
-          altitude_m: p.altitude_m,
-          satellites: p.satellites,
+          ...fixBody(p),
           valid: p.valid === 1,
-          ignition: p.ignition === null ? null : p.ignition === 1,
           odometer_km: p.odometer_m === null ? null : p.odometer_m / 1000,
-          timestamp: iso(p.fix_time),
-          received_at: iso(p.received_at),
         })),
         pagination: result.pagination,
       };

@@ -17,6 +17,7 @@ import { settingsOf, type ApiContext } from '../context.js';
 import { closeOnExpiry, revokes } from '../credential-lifetime.js';
 import { authOf, hasScope } from '../plugins/auth.js';
 import { iso } from '../schemas/common.js';
+import { fixBody } from '../schemas/positions.js';
 import { StreamEvent, StreamHeaders, StreamPosition } from '../schemas/stream.js';
 import { SseConnection } from '../sse.js';
 
@@ -28,21 +29,9 @@ const REPLAY_SCAN_LIMIT = 100_000;
 type Relevant = RecordedEvent<PositionRecorded> | RecordedEvent<DeviceEventRaised>;
 
 function positionData(e: PositionRecorded['data'], deviceName: string | null): Static<typeof StreamPosition> {
-  return {
-    device_id: e.device_id,
-    device_name: deviceName,
-    lat: e.lat,
-    lng: e.lng,
-    speed_kmh: e.speed_kmh,
-    heading_deg: e.heading_deg,
-    altitude_m: e.altitude_m,
-    satellites: e.satellites,
-    valid: e.valid,
-    ignition: e.ignition,
-    timestamp: iso(e.fix_time),
-    received_at: iso(e.received_at),
-  };
+  return { device_id: e.device_id, device_name: deviceName, ...fixBody(e), valid: e.valid };
 }
+
 
 function eventData(e: DeviceEventRaised['data'], deviceName: string | null): Static<typeof StreamEvent> {
   return {

@@ -1,21 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { LatestPositionRow } from '../../projections/index.js';
 import type { DeviceWithPosition } from '../read-models.js';
 import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
+import { DevicePosition, fixBody } from './positions.js';
 
 export const DeviceStatus = Type.Union([Type.Literal('never_connected'), Type.Literal('online'), Type.Literal('offline')]);
 
-export const DevicePosition = Type.Object({
-  lat: Type.Number(),
-  lng: Type.Number(),
-  speed_kmh: Nullable(Type.Number()),
-  heading_deg: Nullable(Type.Number()),
-  altitude_m: Nullable(Type.Number()),
-  satellites: Nullable(Type.Integer()),
-  timestamp: Timestamp,
-  received_at: Timestamp,
-  ignition: Nullable(Type.Boolean()),
-});
 
 export const Device = Type.Object({
   id: Type.String(),
@@ -80,20 +69,6 @@ export type ListDevicesQuery = Static<typeof ListDevicesQuery>;
 
 export const DeviceList = Type.Object({ data: Type.Array(Device), pagination: Pagination });
 
-export function positionBody(p: LatestPositionRow) {
-  return {
-    lat: p.lat,
-    lng: p.lng,
-    speed_kmh: p.speed_kmh,
-    heading_deg: p.heading_deg,
-    altitude_m: p.altitude_m,
-    satellites: p.satellites,
-    timestamp: iso(p.fix_time),
-    received_at: iso(p.received_at),
-    ignition: p.ignition === null ? null : p.ignition === 1,
-  };
-}
-
 export function deviceBody(d: DeviceWithPosition): Static<typeof Device> {
   return {
     id: d.device_id,
@@ -108,7 +83,7 @@ export function deviceBody(d: DeviceWithPosition): Static<typeof Device> {
     last_seen_at: iso(d.last_seen_at),
     created_at: iso(d.created_at),
     updated_at: iso(d.updated_at),
-    latest_position: d.position ? positionBody(d.position) : null,
+    latest_position: d.position ? fixBody(d.position) : null,
     driver: d.driver_id && d.driver_name ? { id: d.driver_id, name: d.driver_name } : null,
   };
 }

@@ -3,8 +3,6 @@ import { SCORED_KINDS, type Score } from '../../projections/driver-scores/score.
 import type { CurrentVehicle, DriverRow } from '../queries/drivers.js';
 import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
 
-const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
-
 export const CreateDriverBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 128, pattern: '\\S' }),
@@ -37,8 +35,8 @@ export const DriverList = Type.Object({ data: Type.Array(Driver), pagination: Pa
 
 export const ScoreQuery = Type.Object(
   {
-    from: Type.Optional(Type.String({ pattern: DATE, description: 'first UTC day, YYYY-MM-DD (inclusive); default 7 days before to' })),
-    to: Type.Optional(Type.String({ pattern: DATE, description: 'UTC day after the last one, YYYY-MM-DD (exclusive); default tomorrow' })),
+    from: Type.Optional(Type.String({ format: 'date', description: 'first UTC day, YYYY-MM-DD (inclusive); default 7 days before to' })),
+    to: Type.Optional(Type.String({ format: 'date', description: 'UTC day after the last one, YYYY-MM-DD (exclusive); default tomorrow' })),
   },
   { additionalProperties: false },
 );
@@ -47,7 +45,7 @@ export type ScoreQuery = Static<typeof ScoreQuery>;
 const KindScore = Type.Object({ count: Type.Integer(), per_100km: Nullable(Type.Number()), points: Nullable(Type.Number()) });
 
 export const DailyScore = Type.Object({
-  date: Type.String({ pattern: DATE }),
+  date: Type.String({ format: 'date' }),
   score: Nullable(Type.Number()),
   distance_km: Type.Number(),
   driving_s: Type.Integer(),
@@ -56,8 +54,8 @@ export const DailyScore = Type.Object({
 
 export const DriverScoreHistory = Type.Object({
   driver_id: Type.String(),
-  from: Type.String({ pattern: DATE }),
-  to: Type.String({ pattern: DATE }),
+  from: Type.String({ format: 'date' }),
+  to: Type.String({ format: 'date' }),
   data: Type.Array(DailyScore),
 });
 

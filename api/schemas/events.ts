@@ -77,8 +77,8 @@ export const ListEventsQuery = Type.Object(
     severity: Type.Optional(
       Type.String({ pattern: '^(info|low|medium|high|critical)(,(info|low|medium|high|critical))*$', description: 'comma-separated' }),
     ),
-    from: Type.Optional(Type.String({ description: 'RFC 3339 with Z or an offset, inclusive' })),
-    to: Type.Optional(Type.String({ description: 'RFC 3339 with Z or an offset, exclusive' })),
+    from: Type.Optional(Type.String({ format: 'date-time', description: 'RFC 3339 with Z or an offset, inclusive' })),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'RFC 3339 with Z or an offset, exclusive' })),
     order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc', description: 'by occurred_at; newest first by default' }),
     limit: Limit(200),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),

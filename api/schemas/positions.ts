@@ -1,9 +1,12 @@
+/**
+ * A position, one shape composed where it is shown: on a device, in the
+ * latest list, in the history and in the live stream. The fix fields and
+ * their mapping from a stored fix (`fixBody`) exist once.
+ */
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Pagination, Timestamp } from './common.js';
+import { Nullable, Pagination, Timestamp, iso } from './common.js';
 
-export const LatestPosition = Type.Object({
-  device_id: Type.String(),
-  device_name: Nullable(Type.String()),
+const fixFields = {
   lat: Type.Number(),
   lng: Type.Number(),
   speed_kmh: Nullable(Type.Number()),
@@ -13,7 +16,45 @@ export const LatestPosition = Type.Object({
   timestamp: Timestamp,
   received_at: Timestamp,
   ignition: Nullable(Type.Boolean()),
+};
+
+/** The fix alone: a device's `latest_position`. */
+export const DevicePosition = Type.Object(fixFields);
+export const LatestPosition = Type.Object({ device_id: Type.String(), device_name: Nullable(Type.String()), ...fixFields });
+export const HistoryPosition = Type.Object({
+  device_id: Type.String(),
+  ...fixFields,
+  valid: Type.Boolean(),
+  odometer_km: Nullable(Type.Number()),
 });
+export const StreamPosition = Type.Object({ device_id: Type.String(), device_name: Nullable(Type.String()), ...fixFields, valid: Type.Boolean() });
+
+/** A stored fix: read-model rows keep ignition as 0/1, events as a boolean. */
+export interface StoredFix {
+  lat: number;
+  lng: number;
+  speed_kmh: number | null;
+  heading_deg: number | null;
+  altitude_m: number | null;
+  satellites: number | null;
+  fix_time: number;
+  received_at: number;
+  ignition: number | boolean | null;
+}
+
+export function fixBody(p: StoredFix): Static<typeof DevicePosition> {
+  return {
+    lat: p.lat,
+    lng: p.lng,
+    speed_kmh: p.speed_kmh,
+    heading_deg: p.heading_deg,
+    altitude_m: p.altitude_m,
+    satellites: p.satellites,
+    timestamp: iso(p.fix_time),
+    received_at: iso(p.received_at),
+    ignition: p.ignition === null ? null : p.ignition === true || p.ignition === 1,
+  };
+}
 
 export const LatestPositionsQuery = Type.Object(
   {
@@ -31,8 +72,8 @@ export const LatestPositionList = Type.Object({ data: Type.Array(LatestPosition)
 export const HistoryQuery = Type.Object(
   {
     device_id: Type.String({ minLength: 1, maxLength: 64 }),
-    from: Type.String({ description: 'RFC 3339, inclusive' }),
-    to: Type.Optional(Type.String({ description: 'RFC 3339, exclusive; defaults to now' })),
+    from: Type.String({ format: 'date-time', description: 'RFC 3339 with Z or an offset, inclusive' }),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'RFC 3339 with Z or an offset, exclusive; defaults to now' })),
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
     order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' }),
@@ -41,19 +82,5 @@ export const HistoryQuery = Type.Object(
 );
 export type HistoryQuery = Static<typeof HistoryQuery>;
 
-export const HistoryPosition = Type.Object({
-  device_id: Type.String(),
-  lat: Type.Number(),
-  lng: Type.Number(),
-  speed_kmh: Nullable(Type.Number()),
-  heading_deg: Nullable(Type.Number()),
-  altitude_m: Nullable(Type.Number()),
-  satellites: Nullable(Type.Integer()),
-  valid: Type.Boolean(),
-  ignition: Nullable(Type.Boolean()),
-  odometer_km: Nullable(Type.Number()),
-  timestamp: Timestamp,
-  received_at: Timestamp,
-});
 
 export const HistoryList = Type.Object({ data: Type.Array(HistoryPosition), pagination: Pagination });

@@ -3,20 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { Nullable, Timestamp } from './common.js';
 import { Severity, WebhookPosition } from './webhooks.js';
 
-export const StreamPosition = Type.Object({
-  device_id: Type.String(),
-  device_name: Nullable(Type.String()),
-  lat: Type.Number(),
-  lng: Type.Number(),
-  speed_kmh: Nullable(Type.Number()),
-  heading_deg: Nullable(Type.Number()),
-  altitude_m: Nullable(Type.Number()),
-  satellites: Nullable(Type.Integer()),
-  valid: Type.Boolean(),
-  ignition: Nullable(Type.Boolean()),
-  timestamp: Timestamp,
-  received_at: Timestamp,
-});
+export { StreamPosition } from './positions.js';
 
 /** The webhook payload of the kind, minus `sequence`, plus `source`. */
 export const StreamEvent = Type.Object(

@@ -1,7 +1,6 @@
 /** The SQLite event log's tables and connection settings, shared by the reader and the writer thread. */
 import Database from 'better-sqlite3';
-import { dirname } from 'node:path';
-import { ensurePrivateDir, makeSqliteFilesPrivate } from '../private-files.js';
+import { openPrivateSqlite } from '../private-files.js';
 
 /**
  * `events` is the log, in commit order; it alone is the truth. Finding a stream's events
@@ -68,10 +67,7 @@ export interface SqliteLogOptions {
 
 /** Opens (and creates, or migrates) the log file in WAL mode. */
 export function openLog(path: string, options: SqliteLogOptions = {}): Database.Database {
-  ensurePrivateDir(dirname(path));
-  const db = new Database(path);
-  makeSqliteFilesPrivate(path);
-  db.pragma('journal_mode = WAL');
+  const db = openPrivateSqlite(path);
   db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
   db.pragma('busy_timeout = 5000');
   // Keep the pages appends touch in memory, and checkpoint the WAL in larger, rarer steps

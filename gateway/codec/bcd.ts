@@ -10,11 +10,6 @@ export function bcdDigits(buf: Buffer, start = 0, end = buf.length): string {
   return s;
 }
 
-/** Numeric value of one BCD byte (0x59 -> 59). */
-export function bcdByte(b: number): number {
-  return (b >> 4) * 10 + (b & 0x0f);
-}
-
 /** Packs a digit string into BCD, left-padding with zeros to `bytes` bytes. */
 export function toBcd(digits: string, bytes: number): Buffer {
   const padded = digits.padStart(bytes * 2, '0').slice(-bytes * 2);

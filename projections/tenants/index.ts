@@ -119,6 +119,9 @@ export const tenantsProjection: Projection = {
         case 'DriverCreated':
         case 'ImeiClaimed':
         case 'TerminalClaimed':
+        case 'ImeiReleased':
+        case 'TerminalReleased':
+        case 'DriverExternalIdClaimed':
         case 'DeviceRegistered':
         case 'DeviceUpdated':
         case 'DeviceConnected':

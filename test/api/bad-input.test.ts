@@ -164,4 +164,14 @@ describe('times', () => {
     expect(events.statusCode).toBe(400);
     expect(events.json().errors[0].pointer).toBe('/query/from');
   });
+
+  it('a naive time, a time without seconds, a leap second and an hour-only offset are 400s at the parameter', async () => {
+    const id = await newDevice();
+    for (const from of ['2026-11-20T08:00:00', '2026-11-20T08:00Z', '2026-12-31T23:59:60Z', '2026-11-20T08:00:00%2B02']) {
+      const res = await h.app.inject({ method: 'GET', url: `/v1/positions?device_id=${id}&from=${from}`, headers });
+      expect(res.statusCode, from).toBe(400);
+      expect(res.json()).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/query/from', message: expect.any(String) }] });
+      expect(res.json().errors).toHaveLength(1);
+    }
+  });
 });

@@ -8,7 +8,7 @@ import type { AlarmReported, DeviceEventRaised } from '../../core/events.js';
 import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
-import { createCustomer } from '../../core/tenants.js';
+import { createCustomer } from '../../core/commands/customers.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
 import { recordPosition, reportAlarm } from '../support/store-events.js';

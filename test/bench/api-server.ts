@@ -19,7 +19,7 @@ import { newId, randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
-import { createCustomer, setCustomerRateLimit } from '../../core/tenants.js';
+import { createCustomer, setCustomerRateLimit } from '../../core/commands/customers.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
 
 export interface ApiBenchTargets {

@@ -7,12 +7,9 @@
  */
 import { join } from 'node:path';
 import { systemClock } from '../../core/clock.js';
-import type { DeviceClaim } from '../../core/events.js';
+import { registerDevice } from '../../core/commands/devices.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
-import { randomUuid } from '../../core/ids.js';
-import { normalizeTerminalId } from '../../core/imei.js';
 import { silentLogger } from '../../core/logger.js';
-import { streams } from '../../core/streams.js';
 import { protocols } from '../../gateway/protocols/index.js';
 import { Gateway } from '../../gateway/server.js';
 import { simulatedIdentity } from '../simulator/run.js';
@@ -20,28 +17,23 @@ import { BENCH_PROTOCOLS, BENCH_SEEDS } from './fleet.js';
 import { startReferenceServer } from './reference-server.js';
 
 
+/** Registers the simulated fleet the way the API does (claims, then the device), a few at a time. */
 async function registerFleet(store: SqliteEventStore, perProtocol: number): Promise<void> {
-  const appends: Promise<unknown>[] = [];
+  const pending: Array<() => Promise<unknown>> = [];
   for (const protocol of BENCH_PROTOCOLS) {
     for (let i = 0; i < perProtocol; i++) {
       const { imei, terminalId } = simulatedIdentity(BENCH_SEEDS[protocol], i);
-      const claim: DeviceClaim = {
-        device_id: `dev_bench_${protocol}_${i}`,
-        customer_id: 'cus_bench',
-        imei,
-        model: `bench-${protocol}`,
-        terminal_id: protocol === 'jt808' ? normalizeTerminalId(terminalId) : null,
-        claimed_at: 0,
-      };
-      appends.push(store.appendToStream(streams.imei(imei), [{ id: randomUuid(), type: 'ImeiClaimed', data: claim }]));
-      if (claim.terminal_id) {
-        appends.push(
-          store.appendToStream(streams.terminal(claim.terminal_id), [{ id: randomUuid(), type: 'TerminalClaimed', data: claim }]),
-        );
-      }
+      pending.push(() =>
+        registerDevice(store, systemClock, {
+          customer_id: 'cus_bench',
+          imei,
+          model: `bench-${protocol}`,
+          terminal_id: protocol === 'jt808' ? terminalId : null,
+        }),
+      );
     }
   }
-  await Promise.all(appends);
+  while (pending.length > 0) await Promise.all(pending.splice(0, 200).map((register) => register()));
 }
 
 async function main(): Promise<void> {

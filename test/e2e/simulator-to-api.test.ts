@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
 import { silentLogger } from '../../core/logger.js';
 import { systemClock } from '../../core/clock.js';
-import { createCustomer } from '../../core/tenants.js';
+import { createCustomer } from '../../core/commands/customers.js';
 import { startPlatform, type RunningPlatform } from '../../main.js';
 import type { SimPoint } from '../simulator/encoders/types.js';
 import { runSimulation } from '../simulator/run.js';

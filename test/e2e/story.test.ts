@@ -18,7 +18,7 @@ import { systemClock } from '../../core/clock.js';
 import { loadConfig } from '../../core/config.js';
 import { imeiFrom } from '../../core/imei.js';
 import { silentLogger } from '../../core/logger.js';
-import { createCustomer } from '../../core/tenants.js';
+import { createCustomer } from '../../core/commands/customers.js';
 import { startPlatform, type RunningPlatform } from '../../main.js';
 import { jt808Encoder } from '../simulator/encoders/jt808.js';
 import { teltonikaEncoder } from '../simulator/encoders/teltonika.js';

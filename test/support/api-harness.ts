@@ -11,7 +11,8 @@ import type { Plan, Scope } from '../../core/events.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
-import { createCustomer, newApiKeyEvent } from '../../core/tenants.js';
+import { createCustomer } from '../../core/commands/customers.js';
+import { newApiKeyEvent } from '../../core/commands/credentials.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
 import { runnerView } from '../../projections/view.js';
 
@@ -61,7 +62,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
       return { customerId: c.customer_id, apiKey: c.api_key };
     },
     async newKey(customerId, scopes) {
-      const key = await newApiKeyEvent(customerId, 'test key', scopes, clock.now());
+      const key = newApiKeyEvent(customerId, 'test key', scopes, clock.now());
       await store.appendToStream(streams.tenant(customerId), [key.event]);
       return key.secret;
     },

@@ -1,13 +1,12 @@
 /** A real gateway on ephemeral ports over a temporary SQLite store. */
-import { normalizeTerminalId } from '../../core/imei.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../../core/clock.js';
+import { registerDevice } from '../../core/commands/devices.js';
 import type { DeviceClaim, DomainEvent } from '../../core/events.js';
 import type { EventStore, RecordedEvent } from '../../core/event-store/port.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
-import { newId, randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
 import type { ProtocolName } from '../../gateway/protocol.js';
@@ -53,20 +52,15 @@ export async function startGatewayHarness(
     store,
     ports,
     async register(imei, opts = {}) {
-      const now = Date.now();
-      const claim: DeviceClaim = {
-        device_id: newId('dev', now),
+      const { device_id } = await registerDevice(store, systemClock, {
         customer_id: opts.customerId ?? 'cus_test',
         imei,
         model: opts.model ?? 'test-unit',
-        terminal_id: opts.terminalId ? normalizeTerminalId(opts.terminalId) : null,
-        claimed_at: now,
-      };
-      await store.appendToStream(streams.imei(imei), [{ id: randomUuid(), type: 'ImeiClaimed', data: claim }]);
-      if (opts.terminalId) {
-        await store.appendToStream(streams.terminal(normalizeTerminalId(opts.terminalId)), [{ id: randomUuid(), type: 'TerminalClaimed', data: claim }]);
-      }
-      return claim;
+        terminal_id: opts.terminalId ?? null,
+      });
+      const [claimed] = await store.readStream(streams.imei(imei), { direction: 'backwards', maxCount: 1 });
+      if (claimed?.type !== 'ImeiClaimed' || claimed.data.device_id !== device_id) throw new Error(`no claim of ${imei} after registration`);
+      return claimed.data;
     },
     async events(type) {
       const all: RecordedEvent[] = [];

@@ -3,14 +3,15 @@
  * ports over a temporary data directory, with one customer and its API key:
  * for tests that drive devices over TCP and read the result over HTTP.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { systemClock } from '../../core/clock.js';
-import { loadConfig } from '../../core/config.js';
+import { ALL_ROLES, loadConfig } from '../../core/config.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { createCustomer } from '../../core/tenants.js';
+import { createCustomer } from '../../core/commands/customers.js';
 import { startPlatform, type RunningPlatform } from '../../main.js';
 
 export interface PlatformHarness {
@@ -38,9 +39,12 @@ export async function startPlatformHarness(env: Record<string, string> = {}, log
     FLEET_JT808_PORT: '0',
     FLEET_HTTP_HOST: '127.0.0.1',
     FLEET_GATEWAY_HOST: '127.0.0.1',
+    // Receivers in tests listen on 127.0.0.1; the key stays out of the shared temp directory.
+    FLEET_WEBHOOK_ALLOW_PRIVATE: 'true',
+    FLEET_SECRET_KEY: randomBytes(32).toString('base64'),
     ...env,
   });
-  const platform = await startPlatform(config, ['gateway', 'projections', 'api'], log);
+  const platform = await startPlatform(config, ALL_ROLES, log);
   const { api_key, customer_id } = await createCustomer(platform.store, systemClock, { name: 'Test Fleet', plan: 'pro' });
   const base = `http://127.0.0.1:${platform.ports.http}`;
   const api: PlatformHarness['api'] = async (method, path, body) => {

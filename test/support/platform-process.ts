@@ -2,6 +2,7 @@
  * The platform as users start it: `node dist/main.js` in a child process, on
  * free ports and a data directory of the test's choosing.
  */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +27,9 @@ export async function platformEnv(dataDir: string, extra: NodeJS.ProcessEnv = {}
     FLEET_HTTP_HOST: '127.0.0.1',
     FLEET_GATEWAY_HOST: '127.0.0.1',
     FLEET_LOG_LEVEL: 'warn',
+    // Receivers in tests listen on 127.0.0.1; restarts with this env keep the same key.
+    FLEET_WEBHOOK_ALLOW_PRIVATE: 'true',
+    FLEET_SECRET_KEY: randomBytes(32).toString('base64'),
     ...extra,
   };
   return { env, ports: { http, teltonika, gt06, jt808 } };

@@ -7,8 +7,9 @@
  */
 import type { EventToAppend, LogPosition } from '../../core/event-store/port.js';
 import type { AlarmReported, DeviceEventRaised, DomainEvent, PositionRecorded } from '../../core/events.js';
-import { newId, randomUuid } from '../../core/ids.js';
+import { randomUuid } from '../../core/ids.js';
 import { streams } from '../../core/streams.js';
+import { deviceEventId } from '../../projections/device-events.js';
 import type { ApiHarness } from './api-harness.js';
 
 export interface DeviceRef {
@@ -66,7 +67,7 @@ export async function raiseDeviceEvent(
   h: ApiHarness, device: DeviceRef, t: number, event: Pick<Raised, 'kind' | 'severity'> & Partial<Raised>,
 ): Promise<string> {
   const data: Raised = {
-    event_id: newId('evt', t), customer_id: device.customerId, device_id: device.deviceId, driver_id: null, occurred_at: t, source: 'device',
+    event_id: deviceEventId(t, randomUuid()), customer_id: device.customerId, device_id: device.deviceId, driver_id: null, occurred_at: t, source: 'device',
     position: { lat: 56.95, lng: 24.1, speed_kmh: 0, heading_deg: 0, timestamp: t }, fields: {}, context: {}, media: [], ...event,
   };
   await appendAndWait(h, streams.deviceEvents(device.deviceId), { id: randomUuid(), type: 'DeviceEventRaised', data });

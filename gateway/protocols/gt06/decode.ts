@@ -16,13 +16,8 @@ export const PROTO_GPS = 0x10;
 export const PROTO_GPS_LBS_6 = 0x11;
 export const PROTO_GPS_LBS = 0x12;
 export const PROTO_HEARTBEAT = 0x13;
-export const PROTO_STRING = 0x15;
-export const PROTO_GPS_LBS_STATUS = 0x16;
 export const PROTO_LBS_STATUS = 0x19;
-export const PROTO_STRING_INFO = 0x21;
 export const PROTO_GPS_LBS_2 = 0x22;
-export const PROTO_GPS_LBS_STATUS_2 = 0x26;
-export const PROTO_GPS_LBS_STATUS_3 = 0x27;
 export const PROTO_ADDRESS_REQUEST = 0x2a;
 export const PROTO_ALARM_EVENT = 0x95;
 export const PROTO_GPS_4G = 0xa0;
@@ -326,6 +321,16 @@ function statusOnlyRecord(frame: Frame, now: number, status: Status): DecodedRec
 
 type AfterGps = 'none' | 'lbs' | 'status';
 
+/** The fix of a GPS block onto the record. */
+function applyFix(record: DecodedRecord, gps: ReturnType<typeof readGps>): void {
+  record.lat = gps.lat;
+  record.lng = gps.lng;
+  record.valid = (gps.courseStatus & FIXED) !== 0;
+  record.speedKmh = gps.speedKmh;
+  record.headingDeg = gps.courseStatus & COURSE_MASK;
+  record.satellites = gps.satellites;
+}
+
 /** GPS block, then per `after` a cell block (and ACC byte, mileage) or a length-prefixed cell block and status. */
 function gpsRecord(frame: Frame, session: SessionInfo, after: AfterGps): DecodedRecord {
   const r = frame.content;
@@ -333,12 +338,7 @@ function gpsRecord(frame: Frame, session: SessionInfo, after: AfterGps): Decoded
   const record = emptyRecord(frame, gps.hasTime ? gps.fixTime : session.now);
   const neverFixed = (gps.courseStatus & FIXED) === 0 && gps.lat === 0 && gps.lng === 0;
   if (gps.hasTime && !neverFixed) {
-    record.lat = gps.lat;
-    record.lng = gps.lng;
-    record.valid = (gps.courseStatus & FIXED) !== 0;
-    record.speedKmh = gps.speedKmh;
-    record.headingDeg = gps.courseStatus & COURSE_MASK;
-    record.satellites = gps.satellites;
+    applyFix(record, gps);
   }
   if (gps.courseStatus & ACC_PRESENT) record.ignition = (gps.courseStatus & ACC_ON) !== 0;
 
@@ -380,12 +380,7 @@ function az735Record(frame: Frame, session: SessionInfo): DecodedRecord {
   if (gpsLength >= GPS_FIELDS_BYTES) {
     r.offset = timeAt;
     const gps = readGps(r, session.timezoneMinutes ?? 0, true, 1);
-    record.lat = gps.lat;
-    record.lng = gps.lng;
-    record.valid = (gps.courseStatus & FIXED) !== 0;
-    record.speedKmh = gps.speedKmh;
-    record.headingDeg = gps.courseStatus & COURSE_MASK;
-    record.satellites = gps.satellites;
+    applyFix(record, gps);
     r.skip(gpsLength - GPS_FIELDS_BYTES);
   } else {
     r.skip(gpsLength);

@@ -11,7 +11,7 @@ import { xor8 } from '../../codec/crc.js';
 import { DecodeError, Reader } from '../../codec/reader.js';
 import { recordWithoutLocation, type Decoded, type DecodedRecord, type DeviceAlarm, type DeviceIdentity, type SessionInfo } from '../../protocol.js';
 import type { DeviceAlarmKind } from '../../../core/alarms.js';
-import { normalizeTerminalId } from '../../../core/imei.js';
+import { imeiFrom, normalizeTerminalId } from '../../../core/imei.js';
 import {
   REGISTER_OK,
   REGISTER_TERMINAL_UNKNOWN,
@@ -140,8 +140,8 @@ function readHeader(data: Buffer, start: number, checkAt: number): Header {
   const msgId = u16(data, start);
   const props = u16(data, start + 2);
   const lockVendor = isLockVendorMessage(msgId);
-  const is2019 = !lockVendor && (props & PROPS_VERSION_2019) !== 0;
   const subpackaged = !lockVendor && (props & PROPS_SUBPACKAGED) !== 0;
+  const is2019 = !lockVendor && (props & PROPS_VERSION_2019) !== 0 && !only2013Fits(props, checkAt - start, subpackaged);
   let at = start + 4;
   const phoneLength = is2019 ? 10 : 6;
   const headerEnd = at + (is2019 ? 1 : 0) + phoneLength + (lockVendor ? 1 : 2) + (subpackaged ? 4 : 0);
@@ -161,6 +161,23 @@ function readHeader(data: Buffer, start: number, checkAt: number): Header {
     at += 4;
   }
   return { msgId, props, serial, bytes: data, phoneAt, phoneLength, version, packetCount, packetIndex, bodyStart: at };
+}
+
+/** Header bytes before the body: id, props, [version,] phone, serial, [packet count and index]. */
+const HEADER_2013_BYTES = 2 + 2 + 6 + 2;
+const HEADER_2019_BYTES = 2 + 2 + 1 + 10 + 2;
+const SUBPACKAGE_BYTES = 4;
+
+/**
+ * Some terminals set the 2019 version bit but send a 2013 header (6-byte id, no version
+ * byte). Their declared body length then fits the content only with the 2013 header: taken
+ * as 2013 rather than refused forever with "message error". A content that fits the 2019
+ * header (or neither) keeps the bit's meaning.
+ */
+function only2013Fits(props: number, contentBytes: number, subpackaged: boolean): boolean {
+  const body = props & PROPS_BODY_LENGTH;
+  const extra = subpackaged ? SUBPACKAGE_BYTES : 0;
+  return contentBytes === HEADER_2013_BYTES + extra + body && contentBytes !== HEADER_2019_BYTES + extra + body;
 }
 
 /** The server's serial for replies: the connection's frame counter. */
@@ -309,21 +326,7 @@ export function terminalCode(phone: Buffer): string {
 
 /** 14 digits of the 48-bit value, then the Luhn check digit. */
 export function imeiFromBinaryId(id: Buffer): string {
-  const body = String(id.readUIntBE(0, 6)).padStart(14, '0');
-  return body + luhnDigit(body);
-}
-
-export function luhnDigit(digits: string): number {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 0) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return (10 - (sum % 10)) % 10;
+  return imeiFrom(String(id.readUIntBE(0, 6)).padStart(14, '0'));
 }
 
 /** 2019 authentication carries the IMEI after the auth code: code length u8 · code · IMEI[15] · firmware[20]. */

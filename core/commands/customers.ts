@@ -1,10 +1,12 @@
-/** Creating a customer (tenant) with its first full-access API key. */
-import type { Clock } from './clock.js';
-import { API_KEY_PREFIX, generateSecret, sha256Hex } from './credentials.js';
-import { ALL_SCOPES, type Plan, type Scope } from './events.js';
-import type { EventStore, LogPosition } from './event-store/port.js';
-import { newId, randomUuid } from './ids.js';
-import { streams } from './streams.js';
+/** Customer (tenant) commands: create one with its first full-access API key, set an agreed rate limit. */
+import type { Clock } from '../clock.js';
+import { ALL_SCOPES, type Plan } from '../events.js';
+import type { EventStore, LogPosition } from '../event-store/port.js';
+import { WrongExpectedRevisionError } from '../event-store/port.js';
+import { newId, randomUuid } from '../ids.js';
+import { streams } from '../streams.js';
+import { newApiKeyEvent } from './credentials.js';
+import { CommandRejected } from './rejection.js';
 
 export const PLANS: readonly Plan[] = ['free', 'pro', 'enterprise'];
 
@@ -23,7 +25,7 @@ export async function createCustomer(
 ): Promise<CreatedCustomer> {
   const now = clock.now();
   const customerId = newId('cus', now);
-  const key = await newApiKeyEvent(customerId, 'Default full-access key', [...ALL_SCOPES], now);
+  const key = newApiKeyEvent(customerId, 'Default full-access key', [...ALL_SCOPES], now);
   const result = await store.appendToStream(
     streams.tenant(customerId),
     [
@@ -60,31 +62,24 @@ export async function setCustomerRateLimit(
   customerId: string,
   limit: { per_minute: number; burst: number } | null,
 ): Promise<LogPosition> {
-  if (limit && !isValidRateLimit(limit)) throw new RangeError('per_minute and burst must be whole numbers of at least 1');
-  const result = await store.appendToStream(
-    streams.tenant(customerId),
-    [
-      {
-        id: randomUuid(),
-        type: 'CustomerRateLimitSet',
-        data: { customer_id: customerId, per_minute: limit?.per_minute ?? null, burst: limit?.burst ?? null, set_at: clock.now() },
-      },
-    ],
-    { expectedRevision: 'stream_exists' },
-  );
-  return result.position;
-}
-
-export async function newApiKeyEvent(customerId: string, name: string, scopes: Scope[], now: number) {
-  const secret = generateSecret(API_KEY_PREFIX);
-  const keyId = newId('key', now);
-  return {
-    secret,
-    keyId,
-    event: {
-      id: randomUuid(),
-      type: 'ApiKeyCreated' as const,
-      data: { customer_id: customerId, key_id: keyId, name, scopes, secret_sha256: sha256Hex(secret), created_at: now },
-    },
-  };
+  if (limit && !isValidRateLimit(limit)) {
+    throw new CommandRejected('invalid', 'validation_failed', 'per_minute and burst must be whole numbers of at least 1');
+  }
+  try {
+    const result = await store.appendToStream(
+      streams.tenant(customerId),
+      [
+        {
+          id: randomUuid(),
+          type: 'CustomerRateLimitSet',
+          data: { customer_id: customerId, per_minute: limit?.per_minute ?? null, burst: limit?.burst ?? null, set_at: clock.now() },
+        },
+      ],
+      { expectedRevision: 'stream_exists' },
+    );
+    return result.position;
+  } catch (err) {
+    if (err instanceof WrongExpectedRevisionError) throw new CommandRejected('not_found', 'not_found', `No customer ${customerId}.`);
+    throw err;
+  }
 }

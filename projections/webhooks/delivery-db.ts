@@ -1,0 +1,50 @@
+/**
+ * The webhook delivery database: endpoints as delivery sees them, the queue
+ * of deliveries (body bytes fixed when the event is projected), the log of
+ * attempts and replay jobs. It is not a read model: it is never dropped and
+ * rebuilt (that would send everything again), so it has no version to bump;
+ * tables change by additive migrations only. Rows and the checkpoint are
+ * committed together by the projection runner, so after a kill -9 every
+ * delivery the checkpoint covers exists, and an attempt in flight at the kill
+ * is sent again (at least once).
+ */
+import type Database from 'better-sqlite3';
+import { openPrivateSqlite } from '../../core/private-files.js';
+
+export function openDeliveryDb(path: string): Database.Database {
+  const db = openPrivateSqlite(path);
+  // Unlike read models, a lost commit here is not rebuilt from the log: attempts must not be forgotten.
+  db.pragma('synchronous = FULL');
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, stream TEXT NOT NULL, event TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS wh_endpoints (
+      webhook_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, url TEXT NOT NULL, events TEXT NOT NULL, device_ids TEXT,
+      enabled INTEGER NOT NULL, deleted INTEGER NOT NULL DEFAULT 0, secret TEXT NOT NULL,
+      previous_secret TEXT, previous_valid_until INTEGER,
+      -- first failure of the current run of failures (null after a success): "failing for days" is measured from it
+      failing_since INTEGER);
+    CREATE TABLE IF NOT EXISTS wh_customers (customer_id TEXT PRIMARY KEY, plan TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS wh_devices (device_id TEXT PRIMARY KEY, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS wh_deliveries (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, delivery_id TEXT NOT NULL UNIQUE, webhook_id TEXT NOT NULL,
+      customer_id TEXT NOT NULL, device_id TEXT NOT NULL, event_id TEXT NOT NULL, kind TEXT NOT NULL,
+      occurred_at INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL, replay_id TEXT,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      state TEXT NOT NULL,              -- pending | delivered | failed
+      next_attempt_at INTEGER,          -- null unless pending
+      last_attempt_at INTEGER, last_status INTEGER, last_error TEXT, last_latency_ms INTEGER);
+    CREATE INDEX IF NOT EXISTS wh_due ON wh_deliveries (customer_id, next_attempt_at, seq) WHERE next_attempt_at IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS wh_lane ON wh_deliveries (webhook_id, device_id, seq) WHERE next_attempt_at IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS wh_by_endpoint ON wh_deliveries (webhook_id, seq);
+    -- A replay resumed after a crash queues each event once.
+    CREATE UNIQUE INDEX IF NOT EXISTS wh_replayed ON wh_deliveries (replay_id, event_id) WHERE replay_id IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS wh_by_age ON wh_deliveries (created_at) WHERE next_attempt_at IS NULL;
+    CREATE TABLE IF NOT EXISTS wh_attempts (
+      delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL, at INTEGER NOT NULL, status INTEGER, error TEXT,
+      latency_ms INTEGER, response_start TEXT, PRIMARY KEY (delivery_id, attempt));
+    CREATE TABLE IF NOT EXISTS wh_replays (
+      replay_id TEXT PRIMARY KEY, webhook_id TEXT NOT NULL, customer_id TEXT NOT NULL, from_ms INTEGER NOT NULL,
+      to_ms INTEGER NOT NULL, events TEXT, up_to TEXT NOT NULL, progress TEXT, done INTEGER NOT NULL DEFAULT 0);`);
+  return db;
+}

@@ -1,0 +1,316 @@
+/**
+ * Sends queued deliveries: the side-effect half of webhooks (the projector
+ * fills the queue). Per customer, a token bucket on the injected clock holds
+ * the plan's deliveries per second (excess waits in the queue, nothing is
+ * dropped) and a p-queue bounds requests in flight, so one customer's slow or
+ * dead receiver only ever occupies that customer's slots.
+ *
+ * Order: the deliveries of one (endpoint, device) lane leave one at a time in
+ * log order, and a failed one holds the lane until it succeeds, so a receiver
+ * that was down gets everything in order once it is back. A delivery that
+ * failed `LANE_HOLDING_ATTEMPTS` times (its next retry is half an hour or more
+ * away) stops holding its lane: one bad event does not stop a device's others
+ * for days. Retries follow the schedule of retry-schedule.ts. Outcomes are written in batches, and a
+ * delivery stays "due" in the database until its outcome is committed, so a
+ * kill -9 re-sends only what was in flight.
+ */
+import type Database from 'better-sqlite3';
+import PQueue from 'p-queue';
+import type { Clock } from '../../core/clock.js';
+import { disableWebhookEndpoint } from '../../core/commands/webhook-delivery.js';
+import type { EventStore } from '../../core/event-store/port.js';
+import type { Plan } from '../../core/events.js';
+import type { Logger } from '../../core/logger.js';
+import type { SecretBox } from '../../core/secret-box.js';
+import { fullBucket, take, type BucketState } from '../../core/token-bucket.js';
+import { createWebhookAgents, type AttemptResult, type WebhookAgents } from './post-attempt.js';
+import { honoursRetryAfter, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js';
+import { sendSigned } from './send.js';
+import { guardedLookup, type WebhookLookup } from './url-safety.js';
+
+/** Deliveries per second by plan; Enterprise is agreed per customer (FLEET_WEBHOOK_ENTERPRISE_PER_S). */
+export const PLAN_DELIVERIES_PER_S: Record<Exclude<Plan, 'enterprise'>, number> = { free: 10, pro: 100 };
+/** An endpoint whose every attempt failed for this long is disabled (the retry schedule spans about 3 days). */
+export const FAILING_DISABLE_MS = 3 * 24 * 3_600_000;
+/** Delivered, failed and cancelled deliveries (and their attempts) are kept this long for GET .../deliveries. */
+export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
+const TICK_MS = 50;
+const FLUSH_MS = 10;
+const MAX_IN_FLIGHT_TOTAL = 4096;
+/** A pending delivery with fewer failed attempts than this holds back the later ones of its lane (about 35 minutes of outage). */
+export const LANE_HOLDING_ATTEMPTS = 3;
+
+export interface DispatcherOptions {
+  db: Database.Database;
+  store: EventStore;
+  clock: Clock;
+  log: Logger;
+  box: SecretBox;
+  allowPrivate: boolean;
+  enterprisePerS: number;
+  random?: () => number;
+  /** Called after each committed batch of outcomes (tests and metrics). */
+  onOutcome?: (outcomes: readonly Outcome[]) => void;
+}
+
+interface DueRow {
+  seq: number;
+  delivery_id: string;
+  webhook_id: string;
+  customer_id: string;
+  device_id: string;
+  event_id: string;
+  kind: string;
+  body: string;
+  attempts: number;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_valid_until: number | null;
+}
+
+export interface Outcome {
+  row: DueRow;
+  attempt: number;
+  at: number;
+  result: AttemptResult;
+}
+
+interface CustomerLane {
+  /** Nothing of this customer is due before this time (0: look now). */
+  nextDueAt: number;
+  bucket: BucketState;
+  perS: number;
+  queue: PQueue;
+}
+
+export class WebhookDispatcher {
+  private readonly customers = new Map<string, CustomerLane>();
+  private readonly inFlight = new Set<string>();
+  private readonly outcomes: Outcome[] = [];
+  private readonly openedSecrets = new Map<string, string>();
+  private readonly q;
+  private readonly agents: WebhookAgents;
+  private readonly lookup: WebhookLookup;
+  private readonly random: () => number;
+  private timer: NodeJS.Timeout | null = null;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private pumpScheduled = false;
+  private stopped = false;
+  private lastPrune = 0;
+  stats = { attempts: 0, delivered: 0, failedAttempts: 0 };
+
+  constructor(private readonly o: DispatcherOptions) {
+    this.agents = createWebhookAgents();
+    this.lookup = guardedLookup(o.allowPrivate);
+    this.random = o.random ?? Math.random;
+    const db = o.db;
+    this.q = {
+      customersWithWork: db.prepare('SELECT DISTINCT customer_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL').pluck(),
+      due: db.prepare(
+        `SELECT d.seq, d.delivery_id, d.webhook_id, d.customer_id, d.device_id, d.event_id, d.kind, d.body, d.attempts,
+                e.url, e.secret, e.previous_secret, e.previous_valid_until
+         FROM wh_deliveries d JOIN wh_endpoints e ON e.webhook_id = d.webhook_id
+         WHERE d.customer_id = ? AND d.next_attempt_at IS NOT NULL AND d.next_attempt_at <= ? AND e.enabled = 1
+         ORDER BY d.next_attempt_at, d.seq LIMIT ?`,
+      ),
+      // An earlier delivery of the lane still pending (in flight, or waiting for its retry) and still holding it.
+      heldBy: db.prepare(
+        `SELECT 1 FROM wh_deliveries WHERE webhook_id = ? AND device_id = ? AND next_attempt_at IS NOT NULL AND seq < ? AND attempts < ${LANE_HOLDING_ATTEMPTS} LIMIT 1`,
+      ).pluck(),
+      nextDue: db.prepare('SELECT min(next_attempt_at) FROM wh_deliveries WHERE customer_id = ? AND next_attempt_at IS NOT NULL').pluck(),
+      plan: db.prepare('SELECT plan FROM wh_customers WHERE customer_id = ?').pluck(),
+      insertAttempt: db.prepare(
+        'INSERT OR REPLACE INTO wh_attempts (delivery_id, attempt, at, status, error, latency_ms, response_start) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      settle: db.prepare(
+        `UPDATE wh_deliveries SET attempts = ?, state = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_error = ?,
+           last_latency_ms = ? WHERE delivery_id = ?`,
+      ),
+      healthy: db.prepare('UPDATE wh_endpoints SET failing_since = NULL WHERE webhook_id = ?'),
+      failing: db.prepare('UPDATE wh_endpoints SET failing_since = coalesce(failing_since, ?) WHERE webhook_id = ? RETURNING failing_since, enabled').pluck(false),
+      prune: db.prepare('DELETE FROM wh_deliveries WHERE next_attempt_at IS NULL AND created_at < ? RETURNING delivery_id').pluck(),
+      pruneAttempts: db.prepare('DELETE FROM wh_attempts WHERE delivery_id = ?'),
+    };
+  }
+
+  start(): void {
+    for (const c of this.q.customersWithWork.all() as string[]) this.lane(c);
+    this.timer = setInterval(() => this.pump(), TICK_MS);
+    this.timer.unref();
+    this.pump();
+  }
+
+  /** New deliveries were committed for these customers: look at them now rather than at the next tick. */
+  wake(customers: Iterable<string>): void {
+    for (const c of customers) this.lane(c).nextDueAt = 0;
+    this.schedulePump();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await Promise.all([...this.customers.values()].map((c) => c.queue.onIdle()));
+    this.flush();
+    this.agents.destroy();
+  }
+
+  private lane(customerId: string): CustomerLane {
+    let lane = this.customers.get(customerId);
+    if (!lane) {
+      const plan = (this.q.plan.get(customerId) as Plan | undefined) ?? 'free';
+      const perS = plan === 'enterprise' ? this.o.enterprisePerS : PLAN_DELIVERIES_PER_S[plan];
+      lane = {
+        nextDueAt: 0,
+        perS,
+        // One second of burst: a quiet customer's first events leave at once.
+        bucket: fullBucket({ capacity: perS, perMinute: perS * 60 }, this.o.clock.now()),
+        queue: new PQueue({ concurrency: Math.min(Math.max(perS, 4), 256) }),
+      };
+      this.customers.set(customerId, lane);
+    }
+    return lane;
+  }
+
+  private schedulePump(): void {
+    if (this.pumpScheduled || this.stopped) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
+  /** Starts every due delivery that the plan limits, the in-flight bounds and the per-lane order allow. */
+  private pump(): void {
+    if (this.stopped) return;
+    const now = this.o.clock.now();
+    for (const [customerId, lane] of this.customers) {
+      if (lane.nextDueAt > now) continue;
+      const room = Math.min(lane.queue.concurrency * 2 - lane.queue.size - lane.queue.pending, MAX_IN_FLIGHT_TOTAL - this.inFlight.size);
+      if (room <= 0) continue;
+      const rows = this.q.due.all(customerId, now, room + lane.queue.pending + lane.queue.size + 64) as DueRow[];
+      if (rows.length === 0) {
+        this.idle(customerId, lane);
+        continue;
+      }
+      let started = 0;
+      // Lanes that started a delivery in this pass: their later rows wait for it.
+      const startedLanes = new Set<string>();
+      for (const row of rows) {
+        if (started >= room) break;
+        if (this.inFlight.has(row.delivery_id)) continue;
+        const laneKey = `${row.webhook_id}\u0000${row.device_id}`;
+        if (startedLanes.has(laneKey) || this.q.heldBy.get(row.webhook_id, row.device_id, row.seq) !== undefined) continue;
+        if (!take(lane.bucket, { capacity: lane.perS, perMinute: lane.perS * 60 }, now).allowed) break;
+        this.inFlight.add(row.delivery_id);
+        startedLanes.add(laneKey);
+        started += 1;
+        void lane.queue.add(() => this.attempt(row));
+      }
+    }
+    if (now - this.lastPrune > 600_000) this.prune(now);
+  }
+
+  /** Nothing due: sleep until the customer's next retry, or forget it when it has nothing left. */
+  private idle(customerId: string, lane: CustomerLane): void {
+    const next = this.q.nextDue.get(customerId) as number | null;
+    if (next === null && lane.queue.size === 0 && lane.queue.pending === 0) this.customers.delete(customerId);
+    else lane.nextDueAt = next ?? 0;
+  }
+
+  private async attempt(row: DueRow): Promise<void> {
+    const now = this.o.clock.now();
+    const attempt = row.attempts + 1;
+    let result: AttemptResult;
+    try {
+      result = await sendSigned(
+        {
+          url: row.url,
+          body: Buffer.from(row.body),
+          kind: row.kind,
+          eventId: row.event_id,
+          deliveryId: row.delivery_id,
+          attempt,
+          secret: this.open(row.secret),
+          previousSecret: row.previous_secret && row.previous_valid_until !== null && now < row.previous_valid_until ? this.open(row.previous_secret) : null,
+          nowMs: now,
+        },
+        { lookup: this.lookup, agents: this.agents },
+      );
+    } catch (err) {
+      // A secret that does not open (another server key) is a configuration fault: retried like a failure.
+      this.o.log.error({ err, webhook: row.webhook_id }, 'webhook attempt could not be made');
+      result = { ok: false, status: null, latencyMs: 0, responseBodyStart: '', error: 'request_failed' };
+    }
+    this.outcomes.push({ row, attempt, at: now, result });
+    this.stats.attempts += 1;
+    if (result.ok) this.stats.delivered += 1;
+    else this.stats.failedAttempts += 1;
+    if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
+    }
+  }
+
+  private open(sealed: string): string {
+    let secret = this.openedSecrets.get(sealed);
+    if (secret === undefined) {
+      secret = this.o.box.open(sealed);
+      this.openedSecrets.set(sealed, secret);
+    }
+    return secret;
+  }
+
+  /** Commits a batch of outcomes, then lets their deliveries be picked again (a retry) or not (done). */
+  private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const batch = this.outcomes.splice(0);
+    if (batch.length === 0) return;
+    const disable: Array<{ row: DueRow; reason: 'gone' | 'failing'; detail: string }> = [];
+    this.o.db.transaction(() => {
+      for (const o of batch) {
+        const { row, result } = o;
+        this.q.insertAttempt.run(row.delivery_id, o.attempt, o.at, result.status, result.error, Math.round(result.latencyMs), result.responseBodyStart.slice(0, 1024));
+        let state = 'delivered';
+        let next: number | null = null;
+        if (result.ok) {
+          this.q.healthy.run(row.webhook_id);
+        } else if (result.status === 410) {
+          state = 'failed';
+          disable.push({ row, reason: 'gone', detail: 'The receiver answered 410 Gone.' });
+        } else {
+          const retryAfter = honoursRetryAfter(result.status) ? parseRetryAfter(result.retryAfter, o.at) : undefined;
+          const delay = nextAttemptDelayMs(o.attempt, this.random, retryAfter);
+          state = delay === null ? 'failed' : 'pending';
+          next = delay === null ? null : o.at + delay;
+          const health = this.q.failing.get(o.at, row.webhook_id) as { failing_since: number; enabled: number } | undefined;
+          if (health && health.enabled && o.at - health.failing_since >= FAILING_DISABLE_MS) {
+            disable.push({ row, reason: 'failing', detail: `Every attempt failed since ${new Date(health.failing_since).toISOString()}.` });
+          }
+        }
+        this.q.settle.run(o.attempt, state, next, o.at, result.status, result.error, Math.round(result.latencyMs), row.delivery_id);
+      }
+    })();
+    for (const o of batch) this.inFlight.delete(o.row.delivery_id);
+    this.o.onOutcome?.(batch);
+    const disabled = new Set<string>();
+    for (const d of disable) {
+      if (disabled.has(d.row.webhook_id)) continue;
+      disabled.add(d.row.webhook_id);
+      this.o.log.warn({ webhook: d.row.webhook_id, reason: d.reason }, 'webhook endpoint disabled');
+      void disableWebhookEndpoint(this.o.store, this.o.clock, { webhook_id: d.row.webhook_id, customer_id: d.row.customer_id, reason: d.reason, detail: d.detail }).catch(
+        (err: unknown) => this.o.log.error({ err, webhook: d.row.webhook_id }, 'could not disable the webhook endpoint'),
+      );
+    }
+    this.schedulePump();
+  }
+
+  /** Keeps the delivery log bounded: settled deliveries older than the retention go with their attempts. */
+  private prune(now: number): void {
+    this.lastPrune = now;
+    this.o.db.transaction(() => {
+      for (const id of this.q.prune.all(now - DELIVERY_RETENTION_MS) as string[]) this.q.pruneAttempts.run(id);
+    })();
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * Webhook delivery as one service: the projector (log → queued deliveries,
+ * run by its own ProjectionRunner on the delivery database), the dispatcher
+ * (queue → signed HTTP attempts), replay jobs, and the reads the API serves
+ * (the deliveries of an endpoint, a test send).
+ *
+ * Scale-out: with EventStoreDB several nodes may run delivery; each takes the
+ * endpoints of its shard (`FLEET_WEBHOOK_SHARD=k/n`, endpoints split by a hash
+ * of their id), so no two nodes ever send the same attempt. With SQLite one
+ * process delivers.
+ */
+import { createHash } from 'node:crypto';
+import type { Clock } from '../../core/clock.js';
+import type { EventStore, LogPosition, RecordedEvent } from '../../core/event-store/port.js';
+import { comparePositions, positionFromString, positionToString } from '../../core/event-store/port.js';
+import { newId } from '../../core/ids.js';
+import type { Logger } from '../../core/logger.js';
+import type { SecretBox } from '../../core/secret-box.js';
+import { deviceEventId } from '../device-events.js';
+import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
+import { ProjectionRunner } from '../runner.js';
+import { openDeliveryDb } from './delivery-db.js';
+import { WebhookDispatcher, type Outcome } from './dispatcher.js';
+import { matchesKinds } from './kind-filter.js';
+import { webhookMessages } from './payload.js';
+import { createWebhookAgents, type AttemptResult } from './post-attempt.js';
+import { webhookProjector } from './projector.js';
+import { sendSigned } from './send.js';
+import { guardedLookup } from './url-safety.js';
+
+export interface WebhookDeliveryOptions {
+  store: EventStore;
+  clock: Clock;
+  log: Logger;
+  dbPath: string;
+  box: SecretBox;
+  allowPrivate: boolean;
+  enterprisePerS: number;
+  /** This node's shard of endpoints: `{ index, count }`; `{0, 1}` delivers all. */
+  shard?: { index: number; count: number };
+  random?: () => number;
+  onOutcome?: (outcomes: readonly Outcome[]) => void;
+}
+
+export interface DeliveryRecord {
+  delivery_id: string;
+  webhook_id: string;
+  event_id: string;
+  kind: string;
+  device_id: string;
+  state: 'pending' | 'delivered' | 'failed' | 'cancelled';
+  attempts: number;
+  created_at: number;
+  next_attempt_at: number | null;
+  last_attempt_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  last_latency_ms: number | null;
+  replay_id: string | null;
+}
+
+export interface AttemptRecord {
+  attempt: number;
+  at: number;
+  status: number | null;
+  error: string | null;
+  latency_ms: number | null;
+  response_start: string | null;
+}
+
+export function ownsEndpoint(shard: { index: number; count: number }, webhookId: string): boolean {
+  if (shard.count <= 1) return true;
+  return createHash('sha256').update(webhookId).digest().readUInt32BE(0) % shard.count === shard.index;
+}
+
+export class WebhookDelivery {
+  readonly runner: ProjectionRunner;
+  readonly dispatcher: WebhookDispatcher;
+  private readonly db;
+  private readonly q;
+  private replaying: Promise<void> | null = null;
+  private replayTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly o: WebhookDeliveryOptions) {
+    this.db = openDeliveryDb(o.dbPath);
+    const shard = o.shard ?? { index: 0, count: 1 };
+    const projector = webhookProjector((id) => ownsEndpoint(shard, id));
+    this.runner = new ProjectionRunner(o.store, this.db, [projector], o.log.child({ part: 'webhook-projector' }));
+    this.dispatcher = new WebhookDispatcher({ ...o, db: this.db });
+    this.runner.onApplied(() => {
+      this.dispatcher.wake(projector.takeTouchedCustomers());
+      this.runReplays();
+    });
+    this.q = {
+      page: this.db.prepare(
+        `SELECT delivery_id, webhook_id, event_id, kind, device_id, state, attempts, created_at, next_attempt_at, last_attempt_at,
+                last_status, last_error, last_latency_ms, replay_id
+         FROM wh_deliveries WHERE webhook_id = ? AND customer_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      ),
+      seqOf: this.db.prepare('SELECT seq FROM wh_deliveries WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ?').pluck(),
+      one: this.db.prepare(
+        `SELECT delivery_id, webhook_id, event_id, kind, device_id, state, attempts, created_at, next_attempt_at, last_attempt_at,
+                last_status, last_error, last_latency_ms, replay_id
+         FROM wh_deliveries WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ?`,
+      ),
+      attempts: this.db.prepare('SELECT attempt, at, status, error, latency_ms, response_start FROM wh_attempts WHERE delivery_id = ? ORDER BY attempt'),
+      endpoint: this.db.prepare('SELECT * FROM wh_endpoints WHERE webhook_id = ? AND customer_id = ? AND deleted = 0'),
+      openReplays: this.db.prepare('SELECT * FROM wh_replays WHERE done = 0'),
+      replayProgress: this.db.prepare('UPDATE wh_replays SET progress = ?, done = ? WHERE replay_id = ?'),
+      insertDelivery: this.db.prepare(
+        `INSERT OR IGNORE INTO wh_deliveries (delivery_id, webhook_id, customer_id, device_id, event_id, kind, occurred_at, body, created_at, replay_id,
+           state, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0)`,
+      ),
+    };
+  }
+
+  async start(): Promise<void> {
+    await this.runner.start();
+    this.dispatcher.start();
+    this.runReplays();
+  }
+
+  async stop(): Promise<void> {
+    if (this.replayTimer) clearTimeout(this.replayTimer);
+    await this.replaying;
+    await this.runner.stop();
+    await this.dispatcher.stop();
+    this.db.close();
+  }
+
+  /** Resolves once the delivery database includes the event at `position` (after a command on an endpoint). */
+  waitFor(position: LogPosition): Promise<void> {
+    return this.runner.waitFor(position);
+  }
+
+  /** Newest first; `before` is the delivery id the previous page ended with. */
+  deliveries(customerId: string, webhookId: string, before: string | null, limit: number): DeliveryRecord[] {
+    const beforeSeq = before === null ? Number.MAX_SAFE_INTEGER : ((this.q.seqOf.get(before, webhookId, customerId) as number | undefined) ?? 0);
+    return this.q.page.all(webhookId, customerId, beforeSeq, limit) as DeliveryRecord[];
+  }
+
+  delivery(customerId: string, webhookId: string, deliveryId: string): (DeliveryRecord & { attempt_log: AttemptRecord[] }) | null {
+    const row = this.q.one.get(deliveryId, webhookId, customerId) as DeliveryRecord | undefined;
+    if (!row) return null;
+    return { ...row, attempt_log: this.q.attempts.all(deliveryId) as AttemptRecord[] };
+  }
+
+  /** Whether this node knows the endpoint (it exists, is not deleted, and is in this node's shard). */
+  hasEndpoint(customerId: string, webhookId: string): boolean {
+    return this.q.endpoint.get(webhookId, customerId) !== undefined;
+  }
+
+  /**
+   * Sends a signed sample now, outside the queue and the plan limit (a
+   * person waits on it), and answers what the receiver said.
+   */
+  async sendTest(customerId: string, webhookId: string, kind: string): Promise<(AttemptResult & { event_id: string; delivery_id: string; body: string }) | null> {
+    const e = this.q.endpoint.get(webhookId, customerId) as { url: string; secret: string; previous_secret: string | null; previous_valid_until: number | null } | undefined;
+    if (!e) return null;
+    const now = this.o.clock.now();
+    const deliveryIdSeed = newId('dlv', now);
+    const eventId = deviceEventId(now, `test:${deliveryIdSeed}`);
+    const deliveryId = deliveryIdSeed;
+    const body = JSON.stringify(samplePayload(kind, eventId, now));
+    const agents = createWebhookAgents();
+    try {
+      const result = await sendSigned(
+        {
+          url: e.url,
+          body: Buffer.from(body),
+          kind,
+          eventId,
+          deliveryId,
+          attempt: 1,
+          secret: this.o.box.open(e.secret),
+          previousSecret: e.previous_secret && e.previous_valid_until !== null && now < e.previous_valid_until ? this.o.box.open(e.previous_secret) : null,
+          nowMs: now,
+        },
+        { lookup: guardedLookup(this.o.allowPrivate), agents },
+      );
+      return { ...result, event_id: eventId, delivery_id: deliveryId, body };
+    } finally {
+      agents.destroy();
+    }
+  }
+
+  /** Replay jobs run one at a time, behind the projector, resuming from their stored progress after a restart. */
+  private runReplays(): void {
+    if (this.replaying) return;
+    this.replaying = (async () => {
+      try {
+        for (const job of this.q.openReplays.all() as ReplayRow[]) await this.replay(job);
+      } catch (err) {
+        this.o.log.error({ err }, 'webhook replay failed; retrying in a minute');
+        this.replayTimer = setTimeout(() => this.runReplays(), 60_000);
+        this.replayTimer.unref();
+      } finally {
+        this.replaying = null;
+      }
+    })();
+  }
+
+  /**
+   * Reads the log up to the request and queues again every matching event of
+   * [from, to) with its original event_id and payload. Devices are evolved
+   * from the start, so names and transitions are those of the time.
+   */
+  private async replay(job: ReplayRow): Promise<void> {
+    const upTo = positionFromString(job.up_to);
+    const patterns = job.events ? (JSON.parse(job.events) as string[]) : ['*'];
+    const endpoint = this.q.endpoint.get(job.webhook_id, job.customer_id) as { events: string; device_ids: string | null } | undefined;
+    if (!endpoint) {
+      this.q.replayProgress.run(job.progress, 1, job.replay_id);
+      return;
+    }
+    const endpointKinds = JSON.parse(endpoint.events) as string[];
+    const deviceIds = endpoint.device_ids ? new Set(JSON.parse(endpoint.device_ids) as string[]) : null;
+    const devices = new Map<string, DeviceRow>();
+    let after: LogPosition | undefined;
+    for (;;) {
+      const batch: RecordedEvent[] = await this.o.store.readAll({ ...(after ? { after } : {}), maxCount: 2000 });
+      const inRange = batch.filter((e) => comparePositions(e.position, upTo) <= 0);
+      this.db.transaction(() => {
+        for (const e of inRange) {
+          const deviceId = (e.data as { device_id?: string }).device_id;
+          const before = deviceId ? (devices.get(deviceId) ?? null) : null;
+          const next = deviceId ? evolveDevice(before, e) : null;
+          if (deviceId && next) devices.set(deviceId, next);
+          for (const m of webhookMessages(e, before, next)) {
+            if (m.customer_id !== job.customer_id || m.occurred_at < job.from_ms || m.occurred_at >= job.to_ms) continue;
+            if (!matchesKinds(patterns, m.payload.event) || !matchesKinds(endpointKinds, m.payload.event)) continue;
+            if (deviceIds && !deviceIds.has(m.device_id)) continue;
+            this.q.insertDelivery.run(
+              newId('dlv', e.created), job.webhook_id, job.customer_id, m.device_id, m.payload.event_id, m.payload.event,
+              m.occurred_at, JSON.stringify(m.payload), e.created, job.replay_id,
+            );
+          }
+        }
+      })();
+      after = batch.at(-1)?.position;
+      if (inRange.length < batch.length || batch.length === 0) break;
+    }
+    this.q.replayProgress.run(after ? positionToString(after) : null, 1, job.replay_id);
+    this.dispatcher.wake([job.customer_id]);
+  }
+}
+
+interface ReplayRow {
+  replay_id: string;
+  webhook_id: string;
+  customer_id: string;
+  from_ms: number;
+  to_ms: number;
+  events: string | null;
+  up_to: string;
+  progress: string | null;
+}
+
+/** A test payload: the shape of `kind` with made-up values, marked as a test. */
+function samplePayload(kind: string, eventId: string, now: number) {
+  const at = new Date(now).toISOString();
+  return {
+    event: kind,
+    event_id: eventId,
+    occurred_at: at,
+    sequence: 0,
+    device_id: 'dev_test',
+    device_name: 'Test device',
+    driver_id: null,
+    severity: 'info',
+    position: { lat: 56.9496, lng: 24.1052, speed_kmh: 42, timestamp: at },
+    test: true,
+  };
+}

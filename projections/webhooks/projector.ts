@@ -1,0 +1,189 @@
+/**
+ * The webhook projector: follows the log (run by a ProjectionRunner on the
+ * delivery database) and turns every event an endpoint subscribed to into a
+ * queued delivery, body bytes fixed now. It keeps what that needs beside the
+ * queue: endpoints, each customer's plan, and devices (names and status, for
+ * payloads and online/offline transitions). An endpoint sees the events
+ * after its creation in log order, while it is enabled.
+ *
+ * A first attempt (and a redelivery) is due at once: `next_attempt_at` 0, so
+ * it sorts before retries and in log order inside a customer's queue.
+ */
+import type Database from 'better-sqlite3';
+import type { RecordedEvent } from '../../core/event-store/port.js';
+import { positionToString } from '../../core/event-store/port.js';
+import { newId } from '../../core/ids.js';
+import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
+import type { EventHandler, Projection } from '../projection.js';
+import { matchesKinds } from './kind-filter.js';
+import { webhookMessages, type WebhookMessage } from './payload.js';
+
+interface EndpointFilter {
+  webhook_id: string;
+  events: string[];
+  device_ids: Set<string> | null;
+}
+
+export interface WebhookProjector extends Projection {
+  /** Customers that got deliveries since the last call (the dispatcher looks at them first). */
+  takeTouchedCustomers(): Set<string>;
+}
+
+/** `owns(webhookId)`: whether this node delivers the endpoint (scale-out shards); one node owns all by default. */
+export function webhookProjector(owns: (webhookId: string) => boolean = () => true): WebhookProjector {
+  let touched = new Set<string>();
+  return {
+    name: 'webhooks',
+    migrate() {
+      // openDeliveryDb creates the tables: they must exist before the runner reads its checkpoint.
+    },
+    takeTouchedCustomers() {
+      const out = touched;
+      touched = new Set();
+      return out;
+    },
+    prepare(db: Database.Database): EventHandler {
+      const q = statements(db);
+      /** Enabled endpoints by customer, as delivery filters. */
+      const filters = new Map<string, EndpointFilter[]>();
+      const reloadFilters = (customerId: string) => {
+        const rows = q.enabledEndpoints.all(customerId) as Array<{ webhook_id: string; events: string; device_ids: string | null }>;
+        if (rows.length === 0) filters.delete(customerId);
+        else {
+          filters.set(
+            customerId,
+            rows.map((r) => ({ webhook_id: r.webhook_id, events: JSON.parse(r.events), device_ids: r.device_ids ? new Set(JSON.parse(r.device_ids)) : null })),
+          );
+        }
+      };
+      for (const c of q.customersWithEndpoints.pluck().all() as string[]) reloadFilters(c);
+      const devices = new Map<string, DeviceRow>();
+      const deviceRow = (id: string): DeviceRow | null => {
+        const cached = devices.get(id);
+        if (cached) return cached;
+        const raw = q.device.pluck().get(id) as string | undefined;
+        if (!raw) return null;
+        const row = JSON.parse(raw) as DeviceRow;
+        devices.set(id, row);
+        return row;
+      };
+
+      const enqueue = (event: RecordedEvent, m: WebhookMessage) => {
+        const endpoints = filters.get(m.customer_id);
+        if (!endpoints) return;
+        let body: string | null = null;
+        for (const e of endpoints) {
+          if (!matchesKinds(e.events, m.payload.event) || (e.device_ids && !e.device_ids.has(m.device_id))) continue;
+          body ??= JSON.stringify(m.payload);
+          q.insertDelivery.run(
+            newId('dlv', event.created), e.webhook_id, m.customer_id, m.device_id, m.payload.event_id, m.payload.event,
+            m.occurred_at, body, event.created, null,
+          );
+          touched.add(m.customer_id);
+        }
+      };
+
+      return (event) => {
+        const e = event;
+        switch (e.type) {
+          case 'CustomerCreated':
+            q.upsertPlan.run(e.data.customer_id, e.data.plan);
+            return;
+          case 'WebhookEndpointCreated': {
+            const d = e.data;
+            if (!owns(d.webhook_id)) return;
+            q.insertEndpoint.run(d.webhook_id, d.customer_id, d.url, JSON.stringify(d.events), d.device_ids ? JSON.stringify(d.device_ids) : null, d.enabled ? 1 : 0, d.secret_ciphertext);
+            reloadFilters(d.customer_id);
+            return;
+          }
+          case 'WebhookEndpointUpdated': {
+            const d = e.data;
+            if (!owns(d.webhook_id)) return;
+            if (d.url !== undefined) q.setUrl.run(d.url, d.webhook_id);
+            if (d.events !== undefined) q.setEvents.run(JSON.stringify(d.events), d.webhook_id);
+            if (d.device_ids !== undefined) q.setDevices.run(d.device_ids ? JSON.stringify(d.device_ids) : null, d.webhook_id);
+            if (d.enabled !== undefined) q.setEnabled.run(d.enabled ? 1 : 0, d.webhook_id);
+            reloadFilters(d.customer_id);
+            return;
+          }
+          case 'WebhookSecretRotated':
+            if (owns(e.data.webhook_id)) q.rotate.run(e.data.secret_ciphertext, e.data.previous_valid_until, e.data.webhook_id);
+            return;
+          case 'WebhookEndpointDisabled':
+            if (!owns(e.data.webhook_id)) return;
+            q.setEnabled.run(0, e.data.webhook_id);
+            reloadFilters(e.data.customer_id);
+            return;
+          case 'WebhookEndpointDeleted':
+            if (!owns(e.data.webhook_id)) return;
+            q.deleteEndpoint.run(e.data.webhook_id);
+            q.cancelPending.run(e.data.webhook_id);
+            reloadFilters(e.data.customer_id);
+            return;
+          case 'WebhookRedeliveryRequested':
+            if (!owns(e.data.webhook_id)) return;
+            if (q.redeliver.run(e.data.delivery_id, e.data.webhook_id, e.data.customer_id).changes > 0) touched.add(e.data.customer_id);
+            return;
+          case 'WebhookReplayRequested': {
+            const d = e.data;
+            if (!owns(d.webhook_id)) return;
+            q.insertReplay.run(d.replay_id, d.webhook_id, d.customer_id, d.from, d.to, d.events ? JSON.stringify(d.events) : null, positionToString(e.position));
+            return;
+          }
+          case 'DeviceRegistered':
+          case 'DeviceUpdated':
+          case 'DeviceConnected':
+          case 'DeviceDisconnected': {
+            const before = deviceRow(e.data.device_id);
+            const after = evolveDevice(before, e);
+            if (!after || after === before) return;
+            devices.set(after.device_id, after);
+            q.upsertDevice.run(after.device_id, JSON.stringify(after));
+            for (const m of webhookMessages(e, before, after)) enqueue(e, m);
+            return;
+          }
+          case 'PositionRecorded':
+          case 'DeviceEventRaised': {
+            const device = deviceRow(e.data.device_id);
+            for (const m of webhookMessages(e, device, device)) enqueue(e, m);
+            return;
+          }
+          default:
+            return;
+        }
+      };
+    },
+  };
+}
+
+function statements(db: Database.Database) {
+  return {
+    upsertPlan: db.prepare('INSERT INTO wh_customers (customer_id, plan) VALUES (?, ?) ON CONFLICT (customer_id) DO UPDATE SET plan = excluded.plan'),
+    enabledEndpoints: db.prepare('SELECT webhook_id, events, device_ids FROM wh_endpoints WHERE customer_id = ? AND enabled = 1 AND deleted = 0'),
+    customersWithEndpoints: db.prepare('SELECT DISTINCT customer_id FROM wh_endpoints WHERE enabled = 1 AND deleted = 0'),
+    insertEndpoint: db.prepare(
+      `INSERT OR IGNORE INTO wh_endpoints (webhook_id, customer_id, url, events, device_ids, enabled, secret) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    setUrl: db.prepare('UPDATE wh_endpoints SET url = ? WHERE webhook_id = ?'),
+    setEvents: db.prepare('UPDATE wh_endpoints SET events = ? WHERE webhook_id = ?'),
+    setDevices: db.prepare('UPDATE wh_endpoints SET device_ids = ? WHERE webhook_id = ?'),
+    // Enabling again starts a fresh count of failing days.
+    setEnabled: db.prepare('UPDATE wh_endpoints SET enabled = ?, failing_since = NULL WHERE webhook_id = ?'),
+    rotate: db.prepare('UPDATE wh_endpoints SET previous_secret = secret, secret = ?, previous_valid_until = ? WHERE webhook_id = ?'),
+    deleteEndpoint: db.prepare('UPDATE wh_endpoints SET deleted = 1, enabled = 0 WHERE webhook_id = ?'),
+    cancelPending: db.prepare(`UPDATE wh_deliveries SET state = 'cancelled', next_attempt_at = NULL WHERE webhook_id = ? AND next_attempt_at IS NOT NULL`),
+    redeliver: db.prepare(
+      `UPDATE wh_deliveries SET state = 'pending', next_attempt_at = 0
+       WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ? AND next_attempt_at IS NULL`,
+    ),
+    insertReplay: db.prepare(
+      'INSERT OR IGNORE INTO wh_replays (replay_id, webhook_id, customer_id, from_ms, to_ms, events, up_to) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    device: db.prepare('SELECT row FROM wh_devices WHERE device_id = ?'),
+    upsertDevice: db.prepare('INSERT INTO wh_devices (device_id, row) VALUES (?, ?) ON CONFLICT (device_id) DO UPDATE SET row = excluded.row'),
+    insertDelivery: db.prepare(
+      `INSERT INTO wh_deliveries (delivery_id, webhook_id, customer_id, device_id, event_id, kind, occurred_at, body, created_at, replay_id,
+         state, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0)`,
+    ),
+  };
+}

@@ -1,0 +1,48 @@
+// The architecture's import rules, as `npm run lint` enforces them (eslint.config.js): each case lints one
+// import from a file placed in a given folder and looks for a no-restricted-imports error.
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const eslint = new ESLint({ cwd: root });
+
+async function restrictedImports(filePath: string, specifier: string): Promise<string[]> {
+  const code = `import { thing } from '${specifier}';\nexport const used = thing;\n`;
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+describe('import boundaries', () => {
+  it.each([
+    ['gateway/x.ts', '../api/app.js'],
+    ['gateway/protocols/jt808/x.ts', '../../../projections/index.js'],
+    ['gateway/x.ts', '../main.js'],
+    ['core/x.ts', '../gateway/server.js'],
+    ['core/event-store/x.ts', '../../projections/runner.js'],
+    ['core/x.ts', '../api/app.js'],
+    ['core/x.ts', '../main.js'],
+    ['projections/devices/x.ts', '../../gateway/server.js'],
+    ['projections/x.ts', '../api/read-models.js'],
+    ['api/routes/x.ts', '../../gateway/server.js'],
+  ])('%s may not import %s', async (file, specifier) => {
+    const errors = await restrictedImports(file, specifier);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain('may not import');
+  });
+
+  it.each([
+    ['gateway/x.ts', '../core/ids.js'],
+    ['gateway/protocols/gt06/x.ts', './frame.js'],
+    ['projections/devices/x.ts', '../../core/events.js'],
+    ['api/routes/x.ts', '../../projections/index.js'],
+    ['api/routes/x.ts', '../../core/events.js'],
+    ['core/commands/x.ts', '../events.js'],
+    ['main.ts', './gateway/server.js'],
+    ['main.ts', './api/app.js'],
+    ['test/gateway/x.ts', '../../gateway/server.js'],
+    ['test/x.ts', '../api/app.js'],
+  ])('%s may import %s', async (file, specifier) => {
+    expect(await restrictedImports(file, specifier)).toEqual([]);
+  });
+});

@@ -1,0 +1,210 @@
+/**
+ * The delivery service on a real store and a real local receiver, with a
+ * hand-moved clock for schedules and plan limits: events in the log become
+ * signed requests, retried on schedule, limited per customer, in order per
+ * device, and disabled endpoints stop.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../core/clock.js';
+import type { EventToAppend } from '../../../core/event-store/port.js';
+import { SqliteEventStore } from '../../../core/event-store/sqlite.js';
+import type { Plan } from '../../../core/events.js';
+import { newId, randomUuid } from '../../../core/ids.js';
+import { silentLogger } from '../../../core/logger.js';
+import { SecretBox } from '../../../core/secret-box.js';
+import { streams } from '../../../core/streams.js';
+import { WebhookDelivery } from '../../../projections/webhooks/index.js';
+import { RETRY_SCHEDULE_MS } from '../../../projections/webhooks/retry-schedule.js';
+import { generateWebhookSecret } from '../../../projections/webhooks/signature.js';
+import { until } from '../../support/device-login.js';
+import { positionRecorded, type DeviceRef } from '../../support/store-events.js';
+import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup() {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-webhooks-'));
+  const clock = new ManualClock(Date.now());
+  const store = new SqliteEventStore(join(dir, 'events.sqlite'), { clock, synchronous: 'OFF' });
+  const box = SecretBox.fromKey(randomBytes(32));
+  const delivery = new WebhookDelivery({
+    store, clock, log: silentLogger, dbPath: join(dir, 'webhooks.sqlite'), box, allowPrivate: true, enterprisePerS: 1000,
+    // No jitter: the schedule itself is checked.
+    random: () => 0.5,
+  });
+  await delivery.start();
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => store.close());
+  cleanups.push(() => delivery.stop());
+  const append = (stream: string, events: EventToAppend[]) => store.appendToStream(stream, events);
+
+  async function customer(plan: Plan = 'pro'): Promise<string> {
+    const id = newId('cus', clock.now());
+    await append(streams.tenant(id), [{ id: randomUuid(), type: 'CustomerCreated', data: { customer_id: id, name: id, plan, created_at: clock.now() } }]);
+    return id;
+  }
+  async function device(customerId: string, name = 'Van 1'): Promise<DeviceRef> {
+    const deviceId = newId('dev', clock.now());
+    await append(streams.device(deviceId), [
+      {
+        id: randomUuid(),
+        type: 'DeviceRegistered',
+        data: { device_id: deviceId, customer_id: customerId, imei: '356307042441013', model: 'FMB920', name, group_id: null, driver_id: null, terminal_id: null, created_at: clock.now() },
+      },
+    ]);
+    return { customerId, deviceId };
+  }
+  async function endpoint(customerId: string, receiver: WebhookReceiver, events: string[] = ['*']) {
+    const webhookId = newId('whk', clock.now());
+    const secret = generateWebhookSecret();
+    const { position } = await append(streams.webhook(webhookId), [
+      {
+        id: randomUuid(),
+        type: 'WebhookEndpointCreated',
+        data: { webhook_id: webhookId, customer_id: customerId, url: receiver.url, events, device_ids: null, description: null, enabled: true, secret_ciphertext: box.seal(secret), created_at: clock.now() },
+      },
+    ]);
+    await delivery.waitFor(position);
+    return { webhookId, secret };
+  }
+  async function receiver() {
+    const r = await startWebhookReceiver();
+    cleanups.push(() => r.close());
+    return r;
+  }
+  const fixes = (d: DeviceRef, n: number, t0 = clock.now() - 60_000) =>
+    append(streams.telemetry(d.deviceId), Array.from({ length: n }, (_, i) => positionRecorded(d, t0 + i * 1000, { speed_kmh: i })));
+  return { store, clock, delivery, append, customer, device, endpoint, receiver, fixes };
+}
+
+describe('webhook delivery', () => {
+  it('sends position, online and offline payloads signed with the secret, with the delivery headers', async () => {
+    const s = await setup();
+    const rx = await s.receiver();
+    const cus = await s.customer();
+    const dev = await s.device(cus, 'Truck 7');
+    const { webhookId, secret } = await s.endpoint(cus, rx);
+    const at = s.clock.now();
+    await s.append(streams.device(dev.deviceId), [
+      { id: randomUuid(), type: 'DeviceConnected', data: { device_id: dev.deviceId, customer_id: cus, connection_id: 'c1', protocol: 'teltonika', remote_address: '10.0.0.1:1', at } },
+    ]);
+    await s.fixes(dev, 1, at);
+    await s.append(streams.device(dev.deviceId), [
+      { id: randomUuid(), type: 'DeviceDisconnected', data: { device_id: dev.deviceId, customer_id: cus, connection_id: 'c1', reason: 'closed', last_seen_at: at + 500, at: at + 1000 } },
+    ]);
+    const got = await rx.waitFor(3);
+    expect(got.map((r) => r.json.event)).toEqual(['device.online', 'position.updated', 'device.offline']);
+    for (const r of got) {
+      expect(signatureValid(r, secret)).toBe(true);
+      expect(signatureValid(r, 'whsec_wrong')).toBe(false);
+      expect(Math.abs(Number(r.headers['x-service-timestamp']) - Date.now() / 1000)).toBeLessThan(300);
+      expect(r.headers['x-service-event']).toBe(r.json.event);
+      expect(r.headers['x-service-event-id']).toBe(r.json.event_id);
+      expect(r.headers['x-service-delivery-id']).toMatch(/^dlv_/);
+      expect(r.headers['x-service-attempt']).toBe('1');
+      expect(r.json).toMatchObject({ device_id: dev.deviceId, device_name: 'Truck 7', driver_id: null });
+    }
+    expect(got[0]!.json).toMatchObject({ protocol: 'teltonika', severity: 'info', position: null });
+    expect(got[1]!.json).toMatchObject({ severity: 'info', position: { lat: 56.95, lng: 24.1, speed_kmh: 0, timestamp: new Date(at).toISOString() } });
+    expect(got[2]!.json).toMatchObject({ severity: 'low', reason: 'closed', last_seen_at: new Date(at + 500).toISOString() });
+    await until(() => s.delivery.deliveries(cus, webhookId, null, 10).every((d) => d.state === 'delivered'));
+    const [last] = s.delivery.deliveries(cus, webhookId, null, 1);
+    expect(last).toMatchObject({ kind: 'device.offline', attempts: 1, last_status: 200 });
+  });
+
+  it('retries a 500 on schedule with the same event_id and body, and stops at the first 2xx', async () => {
+    const s = await setup();
+    const rx = await s.receiver();
+    const cus = await s.customer();
+    const dev = await s.device(cus);
+    const { webhookId } = await s.endpoint(cus, rx, ['position.updated']);
+    rx.respond(500);
+    await s.fixes(dev, 1);
+    await rx.waitFor(1);
+    await until(() => s.delivery.deliveries(cus, webhookId, null, 1)[0]?.attempts === 1);
+    const failed = s.delivery.deliveries(cus, webhookId, null, 1)[0]!;
+    expect(failed).toMatchObject({ state: 'pending', last_status: 500, next_attempt_at: failed.last_attempt_at! + RETRY_SCHEDULE_MS[0]! });
+    rx.respond(200);
+    s.clock.advance(RETRY_SCHEDULE_MS[0]! - 1);
+    s.clock.advance(1);
+    const [first, second] = await rx.waitFor(2);
+    expect(second!.raw).toBe(first!.raw);
+    expect(second!.headers['x-service-event-id']).toBe(first!.headers['x-service-event-id']);
+    expect(second!.headers['x-service-attempt']).toBe('2');
+    await until(() => s.delivery.deliveries(cus, webhookId, null, 1)[0]?.state === 'delivered');
+    expect(s.delivery.delivery(cus, webhookId, failed.delivery_id)!.attempt_log.map((a) => a.status)).toEqual([500, 200]);
+  });
+
+  it('disables the endpoint when the receiver answers 410', async () => {
+    const s = await setup();
+    const rx = await s.receiver();
+    const cus = await s.customer();
+    const dev = await s.device(cus);
+    const { webhookId } = await s.endpoint(cus, rx);
+    rx.respond(410);
+    await s.fixes(dev, 1);
+    await until(async () => (await s.store.readStream(streams.webhook(webhookId))).some((e) => e.type === 'WebhookEndpointDisabled'));
+    const disabled = (await s.store.readStream(streams.webhook(webhookId))).find((e) => e.type === 'WebhookEndpointDisabled');
+    expect(disabled?.data).toMatchObject({ reason: 'gone' });
+  });
+
+  it('delivers everything, in order per device, once a receiver that was down is back', async () => {
+    const s = await setup();
+    const rx = await s.receiver();
+    const cus = await s.customer();
+    const a = await s.device(cus, 'A');
+    const b = await s.device(cus, 'B');
+    const { webhookId } = await s.endpoint(cus, rx, ['position.updated']);
+    await rx.close();
+    await s.fixes(a, 5);
+    await s.fixes(b, 5);
+    // Each device's first delivery fails and holds its lane.
+    await until(() => s.delivery.deliveries(cus, webhookId, null, 20).filter((d) => d.attempts > 0).length >= 2);
+    await rx.reopen();
+    for (let i = 0; i < 10 && rx.received.length < 10; i++) {
+      s.clock.advance(RETRY_SCHEDULE_MS[0]! * 1.2);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const got = await rx.waitFor(10);
+    for (const d of [a, b]) {
+      const speeds = got.filter((r) => r.json.device_id === d.deviceId).map((r) => r.json.position.speed_kmh);
+      expect(speeds).toEqual([0, 1, 2, 3, 4]);
+    }
+  });
+
+  it('holds a Free customer to 10 deliveries a second without dropping any, and a dead receiver of another customer delays nothing', async () => {
+    const s = await setup();
+    const rx = await s.receiver();
+    const dead = await s.receiver();
+    dead.respond(() => null); // accepts and never answers
+    const free = await s.customer('free');
+    const other = await s.customer('free');
+    const devices = [await s.device(free, 'F1'), await s.device(free, 'F2')];
+    const otherDevice = await s.device(other, 'O1');
+    await s.endpoint(free, rx, ['position.updated']);
+    await s.endpoint(other, dead, ['position.updated']);
+    await s.fixes(otherDevice, 50);
+    for (const d of devices) await s.fixes(d, 25);
+    // One second of burst, then 10 for every second the clock moves.
+    await rx.waitFor(10);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rx.received).toHaveLength(10);
+    for (let second = 1; second <= 4; second++) {
+      s.clock.advance(1000);
+      await rx.waitFor(10 + second * 10);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(rx.received).toHaveLength(10 + second * 10);
+    }
+    s.clock.advance(1000);
+    await rx.waitFor(50);
+    expect(new Set(rx.received.map((r) => r.json.event_id)).size).toBe(50);
+    expect(dead.received.length).toBeGreaterThan(0);
+  });
+});

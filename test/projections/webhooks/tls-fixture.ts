@@ -1,0 +1,23 @@
+/**
+ * A self-signed certificate for localhost and 127.0.0.1 (valid 2000-2100) and its key, for HTTPS
+ * receivers in tests only. Generated once with openssl; the key protects nothing.
+ */
+export const TEST_CERT = `-----BEGIN CERTIFICATE-----
+MIIBhzCCASygAwIBAgIBATAKBggqhkjOPQQDAjAUMRIwEAYDVQQDDAlsb2NhbGhv
+c3QwIBcNMDAwMTAxMDAwMDAwWhgPMjEwMDAxMDEwMDAwMDBaMBQxEjAQBgNVBAMM
+CWxvY2FsaG9zdDBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABO3qMA9GojOxKTR3
+iRlxltIIOcXJqxGa61iC3YEaQfEttUMCCC1wvfhCQUHLy/ArM+Kuxp+XRs7BEThO
+gbQ+PCSjbTBrMBoGA1UdEQQTMBGCCWxvY2FsaG9zdIcEfwAAATAMBgNVHRMBAf8E
+AjAAMAsGA1UdDwQEAwIHgDATBgNVHSUEDDAKBggrBgEFBQcDATAdBgNVHQ4EFgQU
+0iuriEEYVgWErwpJ6CTJeC5crnMwCgYIKoZIzj0EAwIDSQAwRgIhAKz8n3q3phPW
+O6blldVVSxq+Z8PG++DGtgFeAj10L3aVAiEAxMvZZ1itdlfkAh2CKJ71td/dm7GP
+yhgzV3ldxgVzHJo=
+-----END CERTIFICATE-----
+`;
+
+export const TEST_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgl3HblISY+MwZcw9S
+hCv7iSMvajBwYCGvp2YPWZb0lAmhRANCAATt6jAPRqIzsSk0d4kZcZbSCDnFyasR
+mutYgt2BGkHxLbVDAggtcL34QkFBy8vwKzPirsafl0bOwRE4ToG0Pjwk
+-----END PRIVATE KEY-----
+`;
