@@ -33,6 +33,7 @@ import { registerValidation } from './plugins/validation.js';
 import { apiKeysRoutes } from './routes/api-keys.js';
 import { deviceRoutes } from './routes/devices.js';
 import { driversRoutes } from './routes/drivers.js';
+import { errorDocsRoutes } from './routes/error-docs.js';
 import { eventsRoutes } from './routes/events.js';
 import { geofencesRoutes } from './routes/geofences.js';
 import { healthRoutes } from './routes/health.js';
@@ -71,7 +72,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   });
-  registerErrorHandling(app);
+  registerErrorHandling(app, settings.publicUrl);
   registerJsonBodies(app);
   registerValidation(app);
   const metrics = createMetrics(app, ctx.projections, ctx.metrics);
@@ -97,6 +98,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
 
   // Before every route: the document only contains routes added after it.
   await registerOpenApi(app, settings.publicUrl);
+  await errorDocsRoutes(app);
   await healthRoutes(app);
   await opsRoutes(app, ctx, metrics);
   await deviceRoutes(app, ctx);

@@ -66,7 +66,7 @@ export interface RateLimit {
 
 export interface ApiSettings {
   /** Per-plan defaults (api/plugins/rate-limit.ts) and per-tenant overrides (enterprise agreements). */
-  /** Limits per plan, where they differ from SPEC §8 (a customer's own agreement is an event: CustomerRateLimitSet). */
+  /** Limits per plan, where they differ from the plan defaults (docs/api-decisions.md, Rate limits) (a customer's own agreement is an event: CustomerRateLimitSet). */
   rateLimits: { plans?: Partial<Record<Plan, RateLimit>> };
   /** How often API key `last_used_at` values are flushed to the store. */
   keyUsageFlushMs: number;

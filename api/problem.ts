@@ -1,4 +1,5 @@
 /** API errors, rendered by one handler as RFC 9457 application/problem+json. */
+import { ERROR_DOCS_PATH } from './error-catalogue.js';
 import { STATUS_CODES } from 'node:http';
 import type { CommandRejected, RejectionKind } from '../core/commands/rejection.js';
 
@@ -29,16 +30,21 @@ export function statusTitle(status: number): string {
   return RFC_9110_TITLES[status] ?? STATUS_CODES[status] ?? 'Error';
 }
 
-/** The problem's `type` URI: one page per code. */
-export function problemType(code: string): string {
-  return `https://docs.fleet.example/errors/${code}`;
+/**
+ * The problem's `type`: the code's entry in the error catalogue the API serves,
+ * as a URI reference (RFC 9457 allows one) resolved against the request's URL.
+ * `pathPrefix` is the path of the public base URL, kept when a proxy mounts the
+ * API below the root.
+ */
+export function problemType(code: string, pathPrefix = ''): string {
+  return `${pathPrefix}${ERROR_DOCS_PATH}#${code}`;
 }
 
 export function notFound(what: string, id: string): ApiError {
   return new ApiError(404, 'not_found', `${what} ${id} does not exist`);
 }
 
-const REJECTION_STATUS: Record<RejectionKind, number> = { not_found: 404, conflict: 409, invalid: 400, gone: 410 };
+export const REJECTION_STATUS: Record<RejectionKind, number> = { not_found: 404, conflict: 409, invalid: 400, gone: 410 };
 
 /** A command's refusal as the problem the API answers; a field it names becomes a pointer into the body. */
 export function rejectionProblem(rejection: CommandRejected): ApiError {

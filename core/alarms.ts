@@ -1,6 +1,6 @@
 /**
  * The kinds of event a device can report or the server can detect, exactly as
- * API.md names them for `GET /v1/events` and webhooks.
+ * docs/api-decisions.md names them for `GET /v1/events` and webhooks.
  */
 export const EVENT_KINDS = [
   'position.updated',

@@ -313,7 +313,7 @@ export interface DeviceEventRaised {
     severity: Severity;
     source: 'device' | 'server';
     position: { lat: number; lng: number; speed_kmh: number | null; heading_deg: number | null; timestamp: number } | null;
-    /** Kind-specific payload fields of API.md (delta_kmh, duration_ms, limit_kmh, geofence_id, geofence_name, dwell_s, alarm_level, media_count, trip_*). */
+    /** Kind-specific payload fields (docs/api-decisions.md: delta_kmh, duration_ms, limit_kmh, geofence_id, geofence_name, dwell_s, alarm_level, media_count, trip_*). */
     fields: Record<string, number | string | null>;
     /** Explains the detection: speeds before/after, thresholds, raw protocol fields. */
     context: Record<string, unknown>;

@@ -34,7 +34,7 @@ export class DeviceDirectory {
     private readonly clock: Clock,
   ) {}
 
-  /** The identifiers to try, most specific first (API.md: terminal id, else the IMEI digits). */
+  /** The identifiers to try, most specific first (docs/api-decisions.md, Devices: terminal id, else the IMEI digits). */
   static candidates(identity: DeviceIdentity): string[] {
     const out: string[] = [];
     if (identity.terminalId) out.push(streams.terminal(identity.terminalId));

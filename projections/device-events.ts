@@ -2,7 +2,7 @@
  * The one way detectors raise an entry of `GET /v1/events` and the webhook
  * feed: a `DeviceEventRaised` in `events-{device}`, with ids derived from
  * what caused it (so a replay re-derives the same ids and appends nothing),
- * and the severity rules of API.md in one place.
+ * and the severity rules of docs/api-decisions.md in one place.
  */
 import { hash } from 'node:crypto';
 import type { DeviceEventRaised, Severity } from '../core/events.js';
@@ -12,7 +12,7 @@ import type { DerivedEvent } from './projection.js';
 
 export type RaisedKind = DeviceEventRaised['data']['kind'];
 
-/** API.md "Severity": fixed per kind, by |delta_kmh| for harsh driving, by excess speed for overspeed. */
+/** docs/api-decisions.md, "Severity": fixed per kind, by |delta_kmh| for harsh driving, by excess speed for overspeed. */
 export function severityOf(kind: RaisedKind, deltaKmh: number | null): Severity {
   switch (kind) {
     case 'event.sos':

@@ -15,7 +15,20 @@ interface AjvError {
   message?: string;
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The public base URL's path ('' at the root), put in front of problem `type` references. */
+    problemTypePrefix: string;
+  }
+}
+
+/** The path of the public base URL, without a trailing slash: '' for `http://host:3000`, '/fleet' for `https://host/fleet/`. */
+export function pathPrefixOf(publicUrl: string): string {
+  return new URL(publicUrl).pathname.replace(/\/+$/, '');
+}
+
+export function registerErrorHandling(app: FastifyInstance, publicUrl: string): void {
+  app.decorate('problemTypePrefix', pathPrefixOf(publicUrl));
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ApiError) return sendProblem(request, reply, err);
     if (err instanceof CommandRejected) return sendProblem(request, reply, rejectionProblem(err));
@@ -66,7 +79,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, err: A
     .status(err.status)
     .type('application/problem+json')
     .send({
-      type: problemType(err.code),
+      type: problemType(err.code, request.server.problemTypePrefix),
       title: statusTitle(err.status),
       status: err.status,
       detail: err.detail,
@@ -123,7 +136,7 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
   this.log.trace({ err }, 'client error');
   if (socket.writable) {
     const title = statusTitle(status);
-    const body = JSON.stringify({ type: problemType(code), title, status, detail, code, errors: [] });
+    const body = JSON.stringify({ type: problemType(code, this.problemTypePrefix), title, status, detail, code, errors: [] });
     socket.write(
       `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

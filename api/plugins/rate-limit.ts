@@ -15,14 +15,14 @@ import type { ApiSettings, RateLimit } from '../context.js';
 import { ApiError } from '../problem.js';
 import { fullBucket, take, type BucketState } from '../../core/token-bucket.js';
 
-/** SPEC §8 for free and pro; enterprise is "by agreement": a generous default until the customer's agreement is set (CustomerRateLimitSet). */
+/** The plan limits for free and pro (docs/api-decisions.md, Rate limits); enterprise is "by agreement": a generous default until the customer's agreement is set (CustomerRateLimitSet). */
 export const PLAN_RATE_LIMITS: Record<Plan, RateLimit> = {
   free: { perMinute: 60, burst: 120 },
   pro: { perMinute: 600, burst: 1200 },
   enterprise: { perMinute: 60_000, burst: 120_000 },
 };
 
-/** The customer's agreed limit, else its plan's (as configured, else SPEC §8's). */
+/** The customer's agreed limit, else its plan's (as configured, else these defaults). */
 function limitFor(settings: ApiSettings['rateLimits'], plan: Plan, agreed: RateLimit | null): RateLimit {
   return agreed ?? settings.plans?.[plan] ?? PLAN_RATE_LIMITS[plan];
 }

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { ALL_SCOPES, type Scope } from '../../core/events.js';
 
-/** One scope of API.md; an enum (not a union of literals) so validation errors and the docs stay short. */
+/** One scope (docs/api-decisions.md, Authentication); an enum (not a union of literals) so validation errors and the docs stay short. */
 export const ScopeSchema = Type.Unsafe<Scope>({
   type: 'string',
   enum: [...ALL_SCOPES],

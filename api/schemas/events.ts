@@ -1,6 +1,6 @@
 /**
  * Events (`GET /v1/events`, `/v1/events/{id}`, `/v1/feed`). An item is shaped
- * like the webhook payload of API.md (and like Samsara's safety events): the
+ * like the webhook payload (docs/api-decisions.md) (and like Samsara's safety events): the
  * common fields, then the payload fields of its kind at the top level.
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -25,7 +25,7 @@ const EventPosition = Type.Object({
   timestamp: Timestamp,
 });
 
-/** Payload fields per kind (API.md "Payload"); an item has those of its kind only. */
+/** Payload fields per kind (docs/api-decisions.md, "Payload"); an item has those of its kind only. */
 const KindFields = {
   delta_kmh: Type.Optional(
     Nullable(Type.Number({ description: 'harsh kinds: signed speed change (after − before); overspeed: speed − limit; null when the device did not say' })),

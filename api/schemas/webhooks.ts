@@ -1,5 +1,5 @@
 /**
- * Webhook payloads (API.md "Webhooks"), one TypeBox schema per payload
+ * Webhook payloads (docs/api-decisions.md, "Webhooks"), one TypeBox schema per payload
  * family. They document what the webhook projector sends, under the OpenAPI
  * document's `webhooks`; the projector's tests can validate against them.
  */

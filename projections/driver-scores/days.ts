@@ -1,4 +1,4 @@
-/** UTC days as `YYYY-MM-DD`, the unit of daily scores (API.md). */
+/** UTC days as `YYYY-MM-DD`, the unit of daily scores (docs/api-decisions.md, Conventions). */
 const DAY_MS = 86_400_000;
 
 export function dayOf(ms: number): string {

@@ -1,5 +1,5 @@
 /**
- * The driver score of API.md, as one pure function of a period's totals:
+ * The driver score of docs/api-decisions.md, as one pure function of a period's totals:
  * score = clamp(100 - sum_k weight_k * count_k * 100 / distance_km, 0, 100),
  * except overspeed, which costs weight * 100 * overspeed_s / driving_s (its
  * share of driving time) rather than a count. Under 5 km the period is not

@@ -1,5 +1,5 @@
 /**
- * A device-reported alarm as an event entry: the API.md payload fields of
+ * A device-reported alarm as an event entry: the payload fields (docs/api-decisions.md) of
  * its kind, and the raw protocol details kept in `context`.
  */
 import type { AlarmReported } from '../../core/events.js';

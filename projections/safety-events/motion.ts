@@ -138,7 +138,7 @@ export function judgeTurn(e: TurnEpisode): Detection | null {
     cause: `event.curve:${e.start.id}`,
     occurredAt: e.start.t,
     position: fixPosition(e.start),
-    // API.md: harsh kinds carry the signed speed change over the manoeuvre.
+    // docs/api-decisions.md: harsh kinds carry the signed speed change over the manoeuvre.
     fields: { delta_kmh: round1(e.end.speed! - e.start.speed!), duration_ms: duration },
     context: {
       rule: 'lateral_acceleration',

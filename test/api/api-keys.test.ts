@@ -53,7 +53,7 @@ describe('POST /v1/api-keys', () => {
     expect(JSON.stringify(list.json())).not.toContain('secret');
   });
 
-  it('validates scopes against the list of API.md, pointing at the bad one', async () => {
+  it('validates scopes against the scope list, pointing at the bad one', async () => {
     const { apiKey } = await h.newCustomer();
     const unknown = await createKey(apiKey, { name: 'x', scopes: ['devices:read', 'everything'] });
     expect(unknown.statusCode).toBe(400);

@@ -44,7 +44,7 @@ async function fleet() {
   return { fix, driveDay, score, get, anna };
 }
 
-/** API.md: 100 − Σ weight × count × 100 / km; a harsh brake weighs 2. */
+/** docs/api-decisions.md: 100 − Σ weight × count × 100 / km; a harsh brake weighs 2. */
 const expected = (km: number, brakes: number) => 100 - (2 * brakes * 100) / km;
 
 describe('current driver score window', () => {

@@ -37,7 +37,7 @@ const methodOf = (route: string) => route.split(' ')[0]!;
 const pathOf = (route: string) => route.split(' ')[1]!;
 const withQuery = (url: string, query: string) => `${url}${url.includes('?') ? '&' : '?'}${query}`;
 
-/** Every paginated list, with the largest limit API.md allows it. */
+/** Every paginated list, with the largest limit it allows (docs/api-decisions.md, Pagination). */
 const LISTS: Array<{ route: string; url: (f: Fixture) => string; max: number }> = [
   { route: 'GET /v1/devices', url: () => '/v1/devices', max: 200 },
   { route: 'GET /v1/positions/latest', url: () => '/v1/positions/latest', max: 1000 },

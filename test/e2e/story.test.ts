@@ -163,7 +163,7 @@ function expectedStory(points: SimPoint[], inside: (p: SimPoint) => boolean, lim
 }
 
 /**
- * The day's score by API.md's formula, from the points: distance and driving
+ * The day's score by the formula of docs/api-decisions.md, from the points: distance and driving
  * time of the stretches between fixes whose mean speed is at least 3 km/h,
  * overspeed time where that mean is over the limit; one harsh brake.
  */

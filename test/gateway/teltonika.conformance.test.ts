@@ -210,7 +210,7 @@ function label(f: Frame): string {
 describe('Teltonika conformance corpus', () => {
   it('holds the Teltonika frames the brief describes', () => {
     expect(frames.length).toBeGreaterThanOrEqual(50);
-    // PROTOCOLS.md: 9 Teltonika frames fail the CRC or length check.
+    // gateway/protocols/teltonika/README.md: 9 Teltonika frames fail the CRC or length check.
     expect(frames.filter((f) => expectedRefusal(f) !== null)).toHaveLength(9);
   });
 

@@ -1,6 +1,6 @@
 /**
- * Loads the conformance corpus. A copy lives in test/fixtures so a clone
- * tests on its own; a test checks the copy still equals shared/ when present.
+ * Loads the conformance corpus, the repository's own (test/fixtures/conformance,
+ * described in its README.md).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +28,6 @@ export interface ConformanceFrame {
 }
 
 export const FIXTURE_PATH = fileURLToPath(new URL('../fixtures/conformance/frames.json', import.meta.url));
-export const SHARED_PATH = fileURLToPath(new URL('../../../shared/conformance/frames.json', import.meta.url));
 
 let cache: ConformanceFrame[] | null = null;
 
