@@ -24,6 +24,7 @@ import type { Plan } from './core/events.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { PLANS, createCustomer, setCustomerRateLimit } from './core/commands/customers.js';
 import { CommandRejected } from './core/commands/rejection.js';
+import { SecretBox } from './core/secret-box.js';
 import { protocols } from './gateway/protocols/index.js';
 import { Gateway } from './gateway/server.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from './projections/index.js';
@@ -59,10 +60,12 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           store,
           clock,
           readModels: new ReadModels(db),
+          // After the read-model database: opening it created the data directory, beside which the key file lives.
+          secretBox: SecretBox.load(config.secretKey),
           waitFor: (p) => r.waitFor(p),
           catchUp: () => r.catchUp(),
           projections: runnerView(r, store, clock),
-          settings: { publicUrl: config.publicUrl },
+          settings: { publicUrl: config.publicUrl, allowPrivateWebhookUrls: config.allowPrivateWebhookUrls },
           metrics: {
             storeAppends: () => appendCounts,
             // The gateway starts after the API (below); until then, and without that role, there is nothing to report.

@@ -110,7 +110,14 @@ describe('the OpenAPI document', () => {
       deleteGeofence: 'DELETE /v1/geofences/{id}',
       getDriverScore: 'GET /v1/drivers/{id}/score',
       createApiKey: 'POST /v1/api-keys',
+      createWebhook: 'POST /v1/webhooks',
+      listWebhooks: 'GET /v1/webhooks',
+      updateWebhook: 'PATCH /v1/webhooks/{id}',
+      rotateWebhookSecret: 'POST /v1/webhooks/{id}/rotate-secret',
     });
+    // A body the route lets you leave out (Type.Optional) is not documented as required.
+    expect(doc.paths['/v1/webhooks/{id}/rotate-secret']!.post!.requestBody).toMatchObject({ required: false });
+    expect(doc.paths['/v1/webhooks']!.post!.requestBody).toMatchObject({ required: true });
   });
 
   it('secures scoped operations with one scope per requirement and a 429', () => {

@@ -196,7 +196,7 @@ describe('replaying the store into empty read models', () => {
     await settle(runner);
     const rebuilt = await buildApp(
       {
-        store: h.store, clock: h.clock, readModels: new ReadModels(db), waitFor: (p) => runner.waitFor(p), catchUp: () => runner.catchUp(),
+        store: h.store, clock: h.clock, readModels: new ReadModels(db), secretBox: h.secretBox, waitFor: (p) => runner.waitFor(p), catchUp: () => runner.catchUp(),
         projections: runnerView(runner, h.store, h.clock),
       },
       silentLogger,
