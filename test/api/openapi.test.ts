@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -190,7 +191,7 @@ describe('the OpenAPI document', () => {
     expect(serverAndTokenUrl(doc)).toEqual(['http://localhost:3000', 'http://localhost:3000/v1/oauth/token']);
     const dir = mkdtempSync(join(tmpdir(), 'fleet-openapi-'));
     const [port] = await freePorts(1);
-    const base = { FLEET_DATA_DIR: dir, FLEET_HTTP_HOST: '127.0.0.1', FLEET_HTTP_PORT: String(port) };
+    const base = { FLEET_DATA_DIR: dir, FLEET_SECRET_KEY: randomBytes(32).toString('base64'), FLEET_HTTP_HOST: '127.0.0.1', FLEET_HTTP_PORT: String(port) };
     try {
       for (const [env, server] of [
         [{ FLEET_PUBLIC_URL: 'https://gw.example.com/fleet/' }, 'https://gw.example.com/fleet'],

@@ -3,6 +3,7 @@
  * ports over a temporary data directory, with one customer and its API key:
  * for tests that drive devices over TCP and read the result over HTTP.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +33,7 @@ export async function startPlatformHarness(env: Record<string, string> = {}, log
   const dir = mkdtempSync(join(tmpdir(), 'fleet-platform-'));
   const config = loadConfig({
     FLEET_DATA_DIR: dir,
+    FLEET_SECRET_KEY: randomBytes(32).toString('base64'), // not a key file beside the temporary data dir, left behind in the temp directory
     FLEET_HTTP_PORT: '0',
     FLEET_TELTONIKA_PORT: '0',
     FLEET_GT06_PORT: '0',

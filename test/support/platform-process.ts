@@ -2,6 +2,7 @@
  * The platform as users start it: `node dist/main.js` in a child process, on
  * free ports and a data directory of the test's choosing.
  */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,7 @@ export async function platformEnv(dataDir: string, extra: NodeJS.ProcessEnv = {}
   const env: PlatformEnv = {
     ...process.env,
     FLEET_DATA_DIR: dataDir,
+    FLEET_SECRET_KEY: randomBytes(32).toString('base64'), // not a key file beside the temporary data dir, left behind in the temp directory
     FLEET_HTTP_PORT: String(http),
     FLEET_TELTONIKA_PORT: String(teltonika),
     FLEET_GT06_PORT: String(gt06),
