@@ -45,6 +45,8 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   let gateway: Gateway | null = null;
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
   const ports: RunningPlatform['ports'] = { http: null, teltonika: null, gt06: null, jt808: null };
+  // Loaded once: a key file is created on the first start, and every role seals and opens with the same key.
+  const secretBox = SecretBox.load(config.secretKey);
   let webhooks: WebhookDelivery | null = null;
   if (roles.includes('webhooks')) {
     webhooks = new WebhookDelivery({
@@ -52,7 +54,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
       clock,
       log: log.child({ role: 'webhooks' }),
       dbPath: join(config.dataDir, 'webhooks.sqlite'),
-      box: SecretBox.load(config.secretKey),
+      box: secretBox,
       allowPrivate: config.allowPrivateWebhookUrls,
       enterprisePerS: config.webhookEnterprisePerS,
       shard: config.webhookShard,
@@ -72,11 +74,13 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           store,
           clock,
           readModels: new ReadModels(db),
+          // After the read-model database: opening it created the data directory, beside which the key file lives.
+          secretBox,
           waitFor: (p) => r.waitFor(p),
           catchUp: () => r.catchUp(),
           projections: runnerView(r, store, clock),
           webhookDelivery: webhooks,
-          settings: { publicUrl: config.publicUrl },
+          settings: { publicUrl: config.publicUrl, allowPrivateWebhookUrls: config.allowPrivateWebhookUrls },
           metrics: {
             storeAppends: () => appendCounts,
             // The gateway starts after the API (below); until then, and without that role, there is nothing to report.

@@ -42,6 +42,7 @@ import { opsRoutes } from './routes/ops.js';
 import { positionRoutes } from './routes/positions.js';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { streamRoutes } from './routes/stream.js';
+import { webhooksRoutes } from './routes/webhooks.js';
 
 /** Request bodies above this are refused with 413 (geofence polygons are the largest legitimate ones). */
 export const BODY_LIMIT_BYTES = 256 * 1024;
@@ -106,6 +107,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   await eventsRoutes(app, ctx);
   await geofencesRoutes(app, ctx);
   await driversRoutes(app, ctx);
+  await webhooksRoutes(app, ctx);
   await apiKeysRoutes(app, ctx, keyUsage);
   await oauthRoutes(app, ctx);
   await streamRoutes(app, ctx);

@@ -3,6 +3,7 @@ import type { Clock } from '../core/clock.js';
 import { DEFAULT_HTTP_PORT, defaultPublicUrl } from '../core/config.js';
 import type { EventStore, LogPosition, RecordedEvent } from '../core/event-store/port.js';
 import type { Plan } from '../core/events.js';
+import type { SecretBox } from '../core/secret-box.js';
 import type { ProjectionLag } from '../projections/lag.js';
 import type { WebhookDelivery } from '../projections/webhooks/index.js';
 import type { ReadModels } from './read-models.js';
@@ -11,6 +12,8 @@ export interface ApiContext {
   store: EventStore;
   clock: Clock;
   readModels: ReadModels;
+  /** Seals and opens webhook secrets; loaded once by the composition root from FLEET_SECRET_KEY or the key file. */
+  secretBox: SecretBox;
   /** Resolves once the read models include the event at `position` (read-your-writes after a command). */
   waitFor(position: LogPosition): Promise<void>;
   catchUp(): Promise<void>;
@@ -76,6 +79,8 @@ export interface ApiSettings {
   readyMaxLagS: number;
   /** The base URL clients reach the API at (FLEET_PUBLIC_URL): the OpenAPI document's server and OAuth token URL. */
   publicUrl: string;
+  /** FLEET_WEBHOOK_ALLOW_PRIVATE: webhook URLs may be plain http and reach private or loopback addresses (local development, tests). */
+  allowPrivateWebhookUrls: boolean;
 }
 
 export const DEFAULT_SETTINGS: ApiSettings = {
@@ -84,6 +89,7 @@ export const DEFAULT_SETTINGS: ApiSettings = {
   streamKeepAliveMs: 15_000,
   readyMaxLagS: 30,
   publicUrl: defaultPublicUrl(DEFAULT_HTTP_PORT),
+  allowPrivateWebhookUrls: false,
 };
 
 export function settingsOf(ctx: ApiContext): ApiSettings {

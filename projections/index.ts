@@ -10,6 +10,7 @@ import { latestPositionsProjection } from './latest-positions/index.js';
 import type { Projection } from './projection.js';
 import { tenantsProjection } from './tenants/index.js';
 import { unknownDevicesProjection } from './unknown-devices/index.js';
+import { webhookEndpointsProjection } from './webhook-endpoints/index.js';
 
 export const readModelProjections: Projection[] = [
   tenantsProjection,
@@ -18,6 +19,7 @@ export const readModelProjections: Projection[] = [
   historyProjection,
   unknownDevicesProjection,
   driversProjection,
+  webhookEndpointsProjection,
   // Detectors: they derive DeviceEventRaised events (through the runner's outbox).
   safetyEventsProjection,
   geofencesProjection,

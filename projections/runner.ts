@@ -25,8 +25,9 @@ const CHECKPOINT = 'read-models';
  * opened and rebuilt from the log, so no row of the old logic survives.
  * 2: future-dated fixes no longer count (projections/usable-fix.ts).
  * 3: implausible fixes (core/fix-plausibility.ts) are in no read model, history included.
+ * 4: webhook endpoints read model (built from the whole log, like any new table).
  */
-export const READ_MODEL_VERSION = 3;
+export const READ_MODEL_VERSION = 4;
 
 export function openReadModelDb(path: string): Database.Database {
   const db = openPrivateSqlite(path);

@@ -14,6 +14,7 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { OptionalKind } from '@sinclair/typebox';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { Scope } from '../../core/events.js';
@@ -81,6 +82,9 @@ type Json = Record<string, unknown>;
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
 
+/** Carries "the body may be left out" from transformRoute to transformDocument (x- keys are copied onto the operation). */
+const OPTIONAL_BODY = 'x-optional-body';
+
 /** Media types a body may come in: its own per-type schemas, else what api/plugins/json-bodies.ts parses for the method. */
 function bodyTypesOf(s: Json, method: string): string[] {
   if (s.body === undefined) return [];
@@ -115,6 +119,8 @@ const transformRoute =
     s.summary ??= `${method} ${url}`;
     s.operationId ??= fallbackOperationId(method, url);
     s.security = securityOf(route.config?.scope);
+    // @fastify/swagger marks every body required; a route that takes none (rotate-secret) says so with Type.Optional.
+    if ((s.body as { [OptionalKind]?: string } | undefined)?.[OptionalKind] === 'Optional') s[OPTIONAL_BODY] = true;
     const traits = traitsOf(s, method, url, route);
     if (s.body !== undefined) s.consumes ??= traits.bodyTypes;
     const derived = route.errorHandler ? {} : errorResponses(traits, { ...limits, bodyLimit: route.bodyLimit ?? limits.bodyLimit });
@@ -140,6 +146,10 @@ function transformDocument({ openapiObject }: { openapiObject: Json }): Json {
   const paths = (openapiObject.paths ?? {}) as Record<string, Record<string, Json>>;
   for (const item of Object.values(paths)) {
     for (const op of Object.values(item)) {
+      if (op[OPTIONAL_BODY]) {
+        delete op[OPTIONAL_BODY];
+        if (op.requestBody) (op.requestBody as Json).required = false;
+      }
       const responses = (op.responses ?? {}) as Record<string, Json>;
       for (const [status, response] of Object.entries(responses)) {
         if (response.description === 'Default Response') response.description = STATUS_CODES[Number(status)] ?? 'Response';

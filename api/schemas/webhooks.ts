@@ -1,11 +1,14 @@
 /**
- * Webhook payloads (docs/api-decisions.md, "Webhooks"), one TypeBox schema per payload
- * family. They document what the webhook projector sends, under the OpenAPI
- * document's `webhooks`; the projector's tests can validate against them.
+ * Webhook payloads, one TypeBox schema per payload family. They document
+ * what the webhook projector sends, under the OpenAPI document's `webhooks`;
+ * the projector's tests can validate against them. Below them: the bodies of
+ * the endpoint management routes (api/routes/webhooks.ts).
  */
-import { Type, type TObject, type TProperties } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import type { EventKind } from '../../core/alarms.js';
-import { Nullable, Timestamp } from './common.js';
+import { DEFAULT_GRACE_PERIOD_S, MAX_GRACE_PERIOD_S } from '../../core/commands/webhooks.js';
+import type { WebhookEndpointRow } from '../../projections/webhook-endpoints/index.js';
+import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
 
 export const Severity = Type.Union(
   [Type.Literal('info'), Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')],
@@ -117,3 +120,115 @@ export const WEBHOOK_FAMILIES: readonly WebhookFamily[] = [
     ),
   },
 ];
+
+// ---- Endpoint management (POST/GET/PATCH/DELETE /v1/webhooks) ----
+
+const KIND_PATTERNS_DESCRIPTION =
+  'Event kinds to deliver: exact kinds (`geofence.enter`), a prefix ending in `.*` that names at least one kind (`alarm.*`, `alarm.dsm.*`), or `*` for all. An unknown kind is a 400 whose pointer names it.';
+
+const WebhookUrl = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'https URL of your receiver; private, loopback and link-local addresses are refused (unless the server runs with FLEET_WEBHOOK_ALLOW_PRIVATE=true, for local development)',
+});
+const EventPatterns = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 50, description: KIND_PATTERNS_DESCRIPTION });
+const DeviceIds = Nullable(
+  Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000, description: 'Only events of these devices; null (the default): every device' }),
+);
+const Description = Nullable(Type.String({ maxLength: 500 }));
+
+export const CreateWebhookBody = Type.Object(
+  {
+    url: WebhookUrl,
+    events: EventPatterns,
+    device_ids: Type.Optional(DeviceIds),
+    description: Type.Optional(Description),
+    enabled: Type.Optional(Type.Boolean({ default: true })),
+  },
+  { additionalProperties: false },
+);
+export type CreateWebhookBody = Static<typeof CreateWebhookBody>;
+
+export const UpdateWebhookBody = Type.Object(
+  {
+    url: Type.Optional(WebhookUrl),
+    events: Type.Optional(EventPatterns),
+    device_ids: Type.Optional(DeviceIds),
+    description: Type.Optional(Description),
+    enabled: Type.Optional(Type.Boolean({ description: 'true also turns back on an endpoint the platform disabled' })),
+  },
+  { additionalProperties: false },
+);
+export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>;
+
+export const RotateWebhookSecretBody = Type.Object(
+  {
+    grace_period_s: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_GRACE_PERIOD_S,
+        default: DEFAULT_GRACE_PERIOD_S,
+        description: 'How long the previous secret still signs (in X-Service-Signature-Previous); 0 ends it now',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const WebhookParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+export const ListWebhooksQuery = Type.Object({ limit: Limit(200), cursor: Type.Optional(Type.String({ maxLength: 512 })) }, { additionalProperties: false });
+export type ListWebhooksQuery = Static<typeof ListWebhooksQuery>;
+
+const webhookProperties = {
+  id: Type.String({ description: '`whk_…`' }),
+  url: Type.String(),
+  events: Type.Array(Type.String(), { description: 'The patterns as given' }),
+  device_ids: Nullable(Type.Array(Type.String())),
+  description: Nullable(Type.String()),
+  enabled: Type.Boolean(),
+  status: Type.Union([Type.Literal('enabled'), Type.Literal('disabled'), Type.Literal('disabled_by_platform')], {
+    description: '`disabled`: by you (enabled false); `disabled_by_platform`: the receiver answered 410 or failed for days (see disabled_reason); PATCH enabled true to resume',
+  }),
+  disabled_reason: Nullable(Type.Union([Type.Literal('gone'), Type.Literal('failing')])),
+  disabled_detail: Nullable(Type.String()),
+  disabled_at: Nullable(Timestamp),
+  secret_rotated_at: Nullable(Timestamp),
+  previous_secret_valid_until: Nullable(Type.String({ format: 'date-time', description: 'End of the last rotation grace period' })),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+};
+
+/** An endpoint as the API shows it: never its secret. */
+export const Webhook = Type.Object(webhookProperties);
+export type Webhook = Static<typeof Webhook>;
+
+const Secret = Type.String({ description: '`whsec_…`: shown this once; sign-check deliveries with it' });
+
+export const CreatedWebhook = Type.Object({ ...webhookProperties, secret: Secret });
+
+export const RotatedWebhookSecret = Type.Object({
+  secret: Secret,
+  previous_secret_valid_until: Type.String({ format: 'date-time', description: 'Until then deliveries also carry the previous secret’s signature' }),
+});
+
+export const WebhookList = Type.Object({ data: Type.Array(Webhook), pagination: Pagination });
+
+export function webhookBody(w: WebhookEndpointRow): Webhook {
+  return {
+    id: w.webhook_id,
+    url: w.url,
+    events: w.events,
+    device_ids: w.device_ids,
+    description: w.description,
+    enabled: w.enabled,
+    status: w.enabled ? 'enabled' : w.disabled_reason ? 'disabled_by_platform' : 'disabled',
+    disabled_reason: w.disabled_reason,
+    disabled_detail: w.disabled_detail,
+    disabled_at: iso(w.disabled_at),
+    secret_rotated_at: iso(w.secret_rotated_at),
+    previous_secret_valid_until: iso(w.previous_secret_valid_until),
+    created_at: iso(w.created_at),
+    updated_at: iso(w.updated_at),
+  };
+}

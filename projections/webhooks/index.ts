@@ -21,7 +21,7 @@ import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
 import { ProjectionRunner } from '../runner.js';
 import { openDeliveryDb } from './delivery-db.js';
 import { WebhookDispatcher, type Outcome } from './dispatcher.js';
-import { matchesKinds } from './kind-filter.js';
+import { kindsMatching } from './kind-filter.js';
 import { webhookMessages } from './payload.js';
 import { createWebhookAgents, type AttemptResult } from './post-attempt.js';
 import { webhookProjector } from './projector.js';
@@ -207,13 +207,13 @@ export class WebhookDelivery {
    */
   private async replay(job: ReplayRow): Promise<void> {
     const upTo = positionFromString(job.up_to);
-    const patterns = job.events ? (JSON.parse(job.events) as string[]) : ['*'];
+    const replayKinds = kindsMatching(job.events ? (JSON.parse(job.events) as string[]) : ['*']);
     const endpoint = this.q.endpoint.get(job.webhook_id, job.customer_id) as { events: string; device_ids: string | null } | undefined;
     if (!endpoint) {
       this.q.replayProgress.run(job.progress, 1, job.replay_id);
       return;
     }
-    const endpointKinds = JSON.parse(endpoint.events) as string[];
+    const endpointKinds = kindsMatching(JSON.parse(endpoint.events) as string[]);
     const deviceIds = endpoint.device_ids ? new Set(JSON.parse(endpoint.device_ids) as string[]) : null;
     const devices = new Map<string, DeviceRow>();
     let after: LogPosition | undefined;
@@ -228,7 +228,7 @@ export class WebhookDelivery {
           if (deviceId && next) devices.set(deviceId, next);
           for (const m of webhookMessages(e, before, next)) {
             if (m.customer_id !== job.customer_id || m.occurred_at < job.from_ms || m.occurred_at >= job.to_ms) continue;
-            if (!matchesKinds(patterns, m.payload.event) || !matchesKinds(endpointKinds, m.payload.event)) continue;
+            if (!replayKinds.has(m.payload.event) || !endpointKinds.has(m.payload.event)) continue;
             if (deviceIds && !deviceIds.has(m.device_id)) continue;
             this.q.insertDelivery.run(
               newId('dlv', e.created), job.webhook_id, job.customer_id, m.device_id, m.payload.event_id, m.payload.event,

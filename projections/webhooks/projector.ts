@@ -15,12 +15,13 @@ import { positionToString } from '../../core/event-store/port.js';
 import { newId } from '../../core/ids.js';
 import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
 import type { EventHandler, Projection } from '../projection.js';
-import { matchesKinds } from './kind-filter.js';
+import type { EventKind } from '../../core/alarms.js';
+import { kindsMatching } from './kind-filter.js';
 import { webhookMessages, type WebhookMessage } from './payload.js';
 
 interface EndpointFilter {
   webhook_id: string;
-  events: string[];
+  kinds: Set<EventKind>;
   device_ids: Set<string> | null;
 }
 
@@ -52,7 +53,7 @@ export function webhookProjector(owns: (webhookId: string) => boolean = () => tr
         else {
           filters.set(
             customerId,
-            rows.map((r) => ({ webhook_id: r.webhook_id, events: JSON.parse(r.events), device_ids: r.device_ids ? new Set(JSON.parse(r.device_ids)) : null })),
+            rows.map((r) => ({ webhook_id: r.webhook_id, kinds: kindsMatching(JSON.parse(r.events) as string[]), device_ids: r.device_ids ? new Set(JSON.parse(r.device_ids)) : null })),
           );
         }
       };
@@ -73,7 +74,7 @@ export function webhookProjector(owns: (webhookId: string) => boolean = () => tr
         if (!endpoints) return;
         let body: string | null = null;
         for (const e of endpoints) {
-          if (!matchesKinds(e.events, m.payload.event) || (e.device_ids && !e.device_ids.has(m.device_id))) continue;
+          if (!e.kinds.has(m.payload.event) || (e.device_ids && !e.device_ids.has(m.device_id))) continue;
           body ??= JSON.stringify(m.payload);
           q.insertDelivery.run(
             newId('dlv', event.created), e.webhook_id, m.customer_id, m.device_id, m.payload.event_id, m.payload.event,

@@ -22,6 +22,7 @@ interface Fixture {
   deviceId: string;
   driverId: string;
   geofenceId: string;
+  webhookId: string;
   eventId: string;
   from: string;
   /** Creates a row through the API with the tenant's full-access key and returns its id (for the DELETE rows). */
@@ -40,6 +41,7 @@ interface RouteCase {
 }
 
 const circle = { name: 'Yard', center: { lat: 56.95, lng: 24.1 }, radius_m: 300 };
+const hook = { url: 'https://hooks.example.com/fleet', events: ['*'] };
 
 const ROUTES: Record<string, RouteCase> = {
   'POST /v1/devices': { scopes: ['devices:write'], ok: 201, request: (f) => ({ url: '/v1/devices', payload: { imei: f.nextImei(), model: 'FMB920' } }) },
@@ -56,6 +58,14 @@ const ROUTES: Record<string, RouteCase> = {
   'GET /v1/geofences/:id': { scopes: ['geofences:read'], ok: 200, request: (f) => ({ url: `/v1/geofences/${f.geofenceId}` }) },
   'DELETE /v1/geofences/:id': {
     scopes: ['geofences:write'], ok: 204, request: async (f) => ({ url: `/v1/geofences/${await f.create('/v1/geofences', circle)}` }),
+  },
+  'POST /v1/webhooks': { scopes: ['webhooks:write'], ok: 201, request: () => ({ url: '/v1/webhooks', payload: hook }) },
+  'GET /v1/webhooks': { scopes: ['webhooks:read'], ok: 200, request: () => ({ url: '/v1/webhooks' }) },
+  'GET /v1/webhooks/:id': { scopes: ['webhooks:read'], ok: 200, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}` }) },
+  'PATCH /v1/webhooks/:id': { scopes: ['webhooks:write'], ok: 200, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}`, payload: { description: 'Dispatch' } }) },
+  'DELETE /v1/webhooks/:id': { scopes: ['webhooks:write'], ok: 204, request: async (f) => ({ url: `/v1/webhooks/${await f.create('/v1/webhooks', hook)}` }) },
+  'POST /v1/webhooks/:id/rotate-secret': {
+    scopes: ['webhooks:write'], ok: 200, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}/rotate-secret`, payload: { grace_period_s: 60 } }),
   },
   'POST /v1/drivers': { scopes: ['drivers:write'], ok: 201, request: () => ({ url: '/v1/drivers', payload: { name: 'Anna Berzina' } }) },
   'GET /v1/drivers': { scopes: ['drivers:read'], ok: 200, request: () => ({ url: '/v1/drivers' }) },
@@ -154,6 +164,7 @@ beforeAll(async () => {
     deviceId,
     driverId: await create('/v1/drivers', { name: 'Ilze Kalna' }),
     geofenceId: await create('/v1/geofences', circle),
+    webhookId: await create('/v1/webhooks', hook),
     eventId: await raiseSos(h, { customerId, deviceId }, t),
     from: new Date(t - 3_600_000).toISOString(),
     create,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,7 +111,14 @@ describe('the OpenAPI document', () => {
       deleteGeofence: 'DELETE /v1/geofences/{id}',
       getDriverScore: 'GET /v1/drivers/{id}/score',
       createApiKey: 'POST /v1/api-keys',
+      createWebhook: 'POST /v1/webhooks',
+      listWebhooks: 'GET /v1/webhooks',
+      updateWebhook: 'PATCH /v1/webhooks/{id}',
+      rotateWebhookSecret: 'POST /v1/webhooks/{id}/rotate-secret',
     });
+    // A body the route lets you leave out (Type.Optional) is not documented as required.
+    expect(doc.paths['/v1/webhooks/{id}/rotate-secret']!.post!.requestBody).toMatchObject({ required: false });
+    expect(doc.paths['/v1/webhooks']!.post!.requestBody).toMatchObject({ required: true });
   });
 
   it('secures scoped operations with one scope per requirement and a 429', () => {
@@ -183,7 +191,7 @@ describe('the OpenAPI document', () => {
     expect(serverAndTokenUrl(doc)).toEqual(['http://localhost:3000', 'http://localhost:3000/v1/oauth/token']);
     const dir = mkdtempSync(join(tmpdir(), 'fleet-openapi-'));
     const [port] = await freePorts(1);
-    const base = { FLEET_DATA_DIR: dir, FLEET_HTTP_HOST: '127.0.0.1', FLEET_HTTP_PORT: String(port) };
+    const base = { FLEET_DATA_DIR: dir, FLEET_SECRET_KEY: randomBytes(32).toString('base64'), FLEET_HTTP_HOST: '127.0.0.1', FLEET_HTTP_PORT: String(port) };
     try {
       for (const [env, server] of [
         [{ FLEET_PUBLIC_URL: 'https://gw.example.com/fleet/' }, 'https://gw.example.com/fleet'],

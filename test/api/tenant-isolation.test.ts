@@ -34,6 +34,7 @@ describe('tenant isolation', () => {
     const geofence = await create('/v1/geofences', { name: 'Alpha yard', center: { lat: 56.95, lng: 24.1 }, radius_m: 500 });
     const key = await create('/v1/api-keys', { name: 'Alpha integration', scopes: ['positions:read'] });
     const client = await create('/v1/oauth/clients', { name: 'Alpha TMS', scopes: ['events:read'] });
+    const webhook = await create('/v1/webhooks', { url: 'https://hooks.alpha.example/fleet', events: ['*'], device_ids: [device.id!] });
     const alphaVan = { customerId: a.customerId, deviceId: device.id! };
     await reportAlarm(h, alphaVan, T0, 'event.sos');
     await recordPosition(h, alphaVan, T0);
@@ -57,6 +58,10 @@ describe('tenant isolation', () => {
       ['GET', `/v1/drivers/${driver.id}/score`],
       ['DELETE', `/v1/api-keys/${key.id}`],
       ['DELETE', `/v1/oauth/clients/${client.client_id}`],
+      ['GET', `/v1/webhooks/${webhook.id}`],
+      ['PATCH', `/v1/webhooks/${webhook.id}`, { url: 'https://attacker.example/steal' }],
+      ['POST', `/v1/webhooks/${webhook.id}/rotate-secret`, {}],
+      ['DELETE', `/v1/webhooks/${webhook.id}`],
     ];
     for (const [method, url, payload] of forbidden) {
       const res = await h.app.inject({ method: method as 'GET', url, headers: asB, ...(payload ? { payload } : {}) });
@@ -72,9 +77,13 @@ describe('tenant isolation', () => {
     const own = await h.app.inject({ method: 'POST', url: '/v1/devices', headers: asB, payload: { imei: imeiFrom('35693803564330'), model: 'FMB920' } });
     expect(own.statusCode).toBe(201);
     const bDevice = own.json().id as string;
+    // A webhook of the second customer cannot watch the first one's device.
+    const watch = await h.app.inject({ method: 'POST', url: '/v1/webhooks', headers: asB, payload: { url: 'https://hooks.beta.example/x', events: ['*'], device_ids: [device.id] } });
+    expect(watch.statusCode).toBe(400);
+    expect(watch.json().errors[0].pointer).toBe('/body/device_ids/0');
 
-    const alphaIds = [device.id, driver.id, geofence.id, key.id, client.client_id, eventId];
-    for (const url of ['/v1/devices', '/v1/positions/latest', '/v1/events', '/v1/feed', '/v1/geofences', '/v1/drivers', '/v1/api-keys', '/v1/oauth/clients']) {
+    const alphaIds = [device.id, driver.id, geofence.id, key.id, client.client_id, eventId, webhook.id];
+    for (const url of ['/v1/devices', '/v1/positions/latest', '/v1/events', '/v1/feed', '/v1/geofences', '/v1/drivers', '/v1/api-keys', '/v1/oauth/clients', '/v1/webhooks']) {
       const res = await h.app.inject({ method: 'GET', url, headers: asB });
       expect(res.statusCode, url).toBe(200);
       for (const id of alphaIds) expect(res.body, `${url} shows ${id}`).not.toContain(id);
@@ -98,5 +107,6 @@ describe('tenant isolation', () => {
     // And everything is still there for its owner.
     expect((await h.app.inject({ method: 'GET', url: `/v1/geofences/${geofence.id}`, headers: asA })).statusCode).toBe(200);
     expect((await h.app.inject({ method: 'GET', url: `/v1/devices/${device.id}`, headers: asA })).json().name).toBe('Alpha 1');
+    expect((await h.app.inject({ method: 'GET', url: `/v1/webhooks/${webhook.id}`, headers: asA })).json().url).toBe('https://hooks.alpha.example/fleet');
   });
 });

@@ -19,6 +19,7 @@ interface Fixture {
   deviceId: string;
   otherDeviceId: string;
   driverId: string;
+  webhookId: string;
   from: string;
 }
 
@@ -46,6 +47,7 @@ const LISTS: Array<{ route: string; url: (f: Fixture) => string; max: number }> 
   { route: 'GET /v1/feed', url: () => '/v1/feed', max: 200 },
   { route: 'GET /v1/geofences', url: () => '/v1/geofences', max: 200 },
   { route: 'GET /v1/drivers', url: () => '/v1/drivers', max: 200 },
+  { route: 'GET /v1/webhooks', url: () => '/v1/webhooks', max: 200 },
   { route: 'GET /v1/api-keys', url: () => '/v1/api-keys', max: 200 },
   { route: 'GET /v1/oauth/clients', url: () => '/v1/oauth/clients', max: 200 },
 ];
@@ -62,12 +64,21 @@ const ID_ROUTES = [
   'DELETE /v1/geofences/:id',
   'GET /v1/drivers/:id',
   'GET /v1/drivers/:id/score',
+  'GET /v1/webhooks/:id',
+  'PATCH /v1/webhooks/:id',
+  'DELETE /v1/webhooks/:id',
+  'POST /v1/webhooks/:id/rotate-secret',
   'DELETE /v1/api-keys/:id',
   'DELETE /v1/oauth/clients/:client_id',
 ];
 const idParam = (route: string) => /:([a-z_]+)/.exec(route)![1]!;
 const withId = (route: string, id: string) => pathOf(route).replace(/:[a-z_]+/, id);
-const idPayload = (route: string) => (methodOf(route) === 'PATCH' ? { name: 'Van 2' } : undefined);
+/** A valid body for the routes that take one, so only the parameter is wrong. */
+const ID_PAYLOADS: Record<string, Record<string, unknown>> = {
+  'PATCH /v1/devices/:id': { name: 'Van 2' },
+  'PATCH /v1/webhooks/:id': { description: 'Dispatch' },
+};
+const idPayload = (route: string) => ID_PAYLOADS[route];
 
 const fieldCases: Case[] = [
   { route: 'POST /v1/devices', url: () => '/v1/devices', payload: {}, pointers: ['/body/imei', '/body/model'] },
@@ -94,6 +105,11 @@ const fieldCases: Case[] = [
   { route: 'POST /v1/api-keys', url: () => '/v1/api-keys', payload: { name: '', scopes: [] }, pointers: ['/body/name', '/body/scopes'] },
   { route: 'POST /v1/api-keys', url: () => '/v1/api-keys', payload: { name: 'Ops', scopes: ['root'] }, pointers: ['/body/scopes/0'] },
   { route: 'POST /v1/oauth/clients', url: () => '/v1/oauth/clients', payload: { name: '', scopes: [] }, pointers: ['/body/name', '/body/scopes'] },
+  { route: 'POST /v1/webhooks', url: () => '/v1/webhooks', payload: { enabled: 'yes' }, pointers: ['/body/enabled', '/body/events', '/body/url'] },
+  { route: 'POST /v1/webhooks', url: () => '/v1/webhooks', payload: { url: 'https://hooks.example.com/x', events: ['geofence.*', 'geofence.leave'] }, pointers: ['/body/events/1'] },
+  { route: 'PATCH /v1/webhooks/:id', url: (f) => `/v1/webhooks/${f.webhookId}`, payload: { events: [], device_ids: [], secret: 'whsec_x' }, pointers: ['/body/device_ids', '/body/events', '/body/secret'] },
+  { route: 'PATCH /v1/webhooks/:id', url: (f) => `/v1/webhooks/${f.webhookId}`, payload: { url: 'ftp://hooks.example.com/x' }, pointers: ['/body/url'] },
+  { route: 'POST /v1/webhooks/:id/rotate-secret', url: (f) => `/v1/webhooks/${f.webhookId}/rotate-secret`, payload: { grace_period_s: -1 }, pointers: ['/body/grace_period_s'] },
   { route: 'GET /v1/stream', url: () => '/v1/stream', headers: { 'last-event-id': 'yesterday' }, pointers: ['/headers/last-event-id'] },
 ];
 
@@ -139,7 +155,15 @@ beforeAll(async () => {
   for (const name of ['North gate', 'South gate']) await create('/v1/geofences', { name, center: { lat: 56.95, lng: 24.1 }, radius_m: 100 });
   for (const name of ['Integrator A', 'Integrator B']) expect((await send('POST', '/v1/oauth/clients', { name, scopes: ['devices:read'] })).statusCode).toBe(201);
   await create('/v1/api-keys', { name: 'Second key', scopes: ['devices:read'] });
-  fixture = { deviceId, otherDeviceId, driverId: await create('/v1/drivers', { name: 'Ilze Kalna' }), from: new Date(t - 3_600_000).toISOString() };
+  const webhookId = await create('/v1/webhooks', { url: 'https://hooks.example.com/a', events: ['*'] });
+  await create('/v1/webhooks', { url: 'https://hooks.example.com/b', events: ['alarm.*'] });
+  fixture = {
+    deviceId,
+    otherDeviceId,
+    driverId: await create('/v1/drivers', { name: 'Ilze Kalna' }),
+    webhookId,
+    from: new Date(t - 3_600_000).toISOString(),
+  };
 });
 
 afterAll(async () => {

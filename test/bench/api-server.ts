@@ -6,6 +6,7 @@
  * Prints one JSON line with the ports, the API key and the body sizes.
  */
 import Fastify from 'fastify';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { newId, randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
 import { silentLogger } from '../../core/logger.js';
+import { SecretBox } from '../../core/secret-box.js';
 import { streams } from '../../core/streams.js';
 import { createCustomer, setCustomerRateLimit } from '../../core/commands/customers.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
@@ -90,6 +92,7 @@ async function main(): Promise<void> {
       store,
       clock: systemClock,
       readModels: new ReadModels(db),
+      secretBox: SecretBox.fromKey(randomBytes(32)),
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),
       projections: runnerView(runner, store, systemClock),

@@ -21,7 +21,8 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 describe('data directory', () => {
   it('is created 0700 with 0600 files; the demo key is printed on the first start only', async () => {
     const dataDir = join(parent, 'nested', 'data');
-    const { env } = await platformEnv(dataDir);
+    // No FLEET_SECRET_KEY: the webhook secret key goes to its default key file.
+    const { env } = await platformEnv(dataDir, { FLEET_SECRET_KEY: '' });
 
     running = await startPlatformProcess(env);
     const first = running.output();
@@ -34,6 +35,10 @@ describe('data directory', () => {
     const files = readdirSync(dataDir);
     expect(files).toEqual(expect.arrayContaining(['events.sqlite', 'readmodels.sqlite', 'demo-customer.json']));
     for (const f of files) expect({ file: f, mode: mode(join(dataDir, f)) }).toEqual({ file: f, mode: 0o600 });
+    // The key that seals webhook secrets lives beside the data directory, not in it: a copy of the directory does not carry it.
+    expect(files.filter((f) => f.endsWith('.key'))).toEqual([]);
+    expect(mode(`${dataDir}.key`)).toBe(0o600);
+    const sealingKey = readFileSync(`${dataDir}.key`, 'utf8');
 
     running = await startPlatformProcess(env);
     const second = running.output();
@@ -41,6 +46,7 @@ describe('data directory', () => {
     running = null;
     expect(second).not.toContain(key);
     expect(second).toContain(join(dataDir, 'demo-customer.json'));
+    expect(readFileSync(`${dataDir}.key`, 'utf8')).toBe(sealingKey);
   }, 120_000);
 
   it('a data directory an older version left world-readable is tightened on start', async () => {

@@ -3,6 +3,7 @@
  * create` and `fleet customer set-rate-limit` run as their own processes on
  * the platform's data directory, and the API follows what they recorded.
  */
+import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,7 +31,7 @@ async function fleet(...args: string[]): Promise<{ code: number; stdout: string;
 }
 
 beforeAll(async () => {
-  const config = loadConfig({ FLEET_DATA_DIR: dir, FLEET_HTTP_PORT: '0', FLEET_HTTP_HOST: '127.0.0.1' });
+  const config = loadConfig({ FLEET_DATA_DIR: dir, FLEET_SECRET_KEY: randomBytes(32).toString('base64'), FLEET_HTTP_PORT: '0', FLEET_HTTP_HOST: '127.0.0.1' });
   platform = await startPlatform(config, ['projections', 'api'], silentLogger);
 });
 

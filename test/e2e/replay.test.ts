@@ -126,6 +126,13 @@ describe('replaying the store into empty read models', () => {
     // Van 4 is parked inside "Parking" when it is deleted: no exit, and 404 from then on.
     await send('DELETE', `/v1/geofences/${parking.id}`);
     await settle(h.runner);
+    // Webhook endpoints: one edited and its secret rotated, one deleted (gone from the rebuilt read model too).
+    const hook = await send('POST', '/v1/webhooks', { url: 'https://hooks.example.com/a', events: ['geofence.*'], device_ids: [other.id] });
+    const gone = await send('POST', '/v1/webhooks', { url: 'https://hooks.example.com/b', events: ['*'] });
+    await send('PATCH', `/v1/webhooks/${hook.id}`, { events: ['geofence.*', 'event.sos'], description: 'Dispatch', enabled: false });
+    const rotated = await h.app.inject({ method: 'POST', url: `/v1/webhooks/${hook.id}/rotate-secret`, headers, payload: { grace_period_s: 600 } });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    await send('DELETE', `/v1/webhooks/${gone.id}`);
 
     const derived = (await allEvents())
       .filter((e) => e.type === 'DeviceEventRaised')
@@ -170,6 +177,9 @@ describe('replaying the store into empty read models', () => {
       [`/v1/drivers/${second.id}/score?from=2026-11-15&to=2026-11-23`, '/v1/drivers/{id}/score'],
       ['/v1/api-keys', '/v1/api-keys'],
       ['/v1/oauth/clients', '/v1/oauth/clients'],
+      ['/v1/webhooks', '/v1/webhooks'],
+      [`/v1/webhooks/${hook.id}`, '/v1/webhooks/{id}'],
+      [`/v1/webhooks/${gone.id}`, '/v1/webhooks/{id}'],
     ];
     expect(events.length).toBe(8);
     const documented = new ResponseValidator(await loadOpenApi(h.app));
@@ -177,7 +187,7 @@ describe('replaying the store into empty read models', () => {
       const answers: string[] = [];
       for (const [url, template] of reads) {
         const res = await app.inject({ method: 'GET', url, headers });
-        expect(res.statusCode === 200 || url.endsWith(parking.id), `${url}: ${res.body}`).toBe(true);
+        expect(res.statusCode === 200 || url.endsWith(parking.id) || url.endsWith(gone.id), `${url}: ${res.body}`).toBe(true);
         documented.check('GET', template, res.statusCode, res.json());
         // A problem's request_id names the request, not the data.
         answers.push(`${res.statusCode} ${res.body.replace(/"request_id":"[^"]*"/, '"request_id":"-"')}`);
@@ -187,6 +197,7 @@ describe('replaying the store into empty read models', () => {
     const before = await capture(h.app);
     expect(before.join('\n')).toContain(key.id);
     expect(before.join('\n')).toContain(client.client_id);
+    expect(before.join('\n')).toContain('"status":"disabled","disabled_reason":null');
     const storedBefore = (await allEvents()).length;
 
     // Wipe: a new, empty read-model database; the runner replays the whole store into it.
@@ -196,7 +207,7 @@ describe('replaying the store into empty read models', () => {
     await settle(runner);
     const rebuilt = await buildApp(
       {
-        store: h.store, clock: h.clock, readModels: new ReadModels(db), waitFor: (p) => runner.waitFor(p), catchUp: () => runner.catchUp(),
+        store: h.store, clock: h.clock, readModels: new ReadModels(db), secretBox: h.secretBox, waitFor: (p) => runner.waitFor(p), catchUp: () => runner.catchUp(),
         projections: runnerView(runner, h.store, h.clock),
       },
       silentLogger,

@@ -2,6 +2,7 @@
  * End to end, value by value: simulated Teltonika, GT06 and JT/T 808 units ->
  * gateway -> SQLite store -> projections -> GET /v1/positions/latest.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'fleet-e2e-'));
 beforeAll(async () => {
   const config = loadConfig({
     FLEET_DATA_DIR: dir,
+    FLEET_SECRET_KEY: randomBytes(32).toString('base64'), // not a key file beside the temporary data dir, left behind in the temp directory
     FLEET_HTTP_PORT: '0',
     FLEET_TELTONIKA_PORT: '0',
     FLEET_GT06_PORT: '0',

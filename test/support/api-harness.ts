@@ -1,4 +1,5 @@
 /** An in-process API over a temporary SQLite store, with real projections. */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { ManualClock } from '../../core/clock.js';
 import type { Plan, Scope } from '../../core/events.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { silentLogger } from '../../core/logger.js';
+import { SecretBox } from '../../core/secret-box.js';
 import { streams } from '../../core/streams.js';
 import { createCustomer } from '../../core/commands/customers.js';
 import { newApiKeyEvent } from '../../core/commands/credentials.js';
@@ -22,12 +24,18 @@ export interface ApiHarness {
   clock: ManualClock;
   runner: ProjectionRunner;
   readModels: ReadModels;
+  /** The key webhook secrets are sealed with (a random one per harness). */
+  secretBox: SecretBox;
   newCustomer(name?: string, plan?: Plan): Promise<{ customerId: string; apiKey: string }>;
   newKey(customerId: string, scopes: Scope[]): Promise<string>;
   close(): Promise<void>;
 }
 
-/** Options a suite may set: API settings (rate limits, intervals) and metrics sources. */
+/**
+ * Options a suite may set: API settings (rate limits, intervals) and metrics
+ * sources. Webhook URLs on loopback are allowed unless a suite sets
+ * `allowPrivateWebhookUrls: false`: test receivers listen on 127.0.0.1.
+ */
 export type HarnessOptions = Pick<ApiContext, 'settings' | 'metrics'>;
 
 export async function startApiHarness(options: HarnessOptions = {}): Promise<ApiHarness> {
@@ -38,15 +46,18 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
   const runner = new ProjectionRunner(store, db, readModelProjections, silentLogger);
   await runner.start();
   const readModels = new ReadModels(db);
+  const secretBox = SecretBox.fromKey(randomBytes(32));
   const app = await buildApp(
     {
       store,
       clock,
       readModels,
+      secretBox,
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),
       projections: runnerView(runner, store, clock),
       ...options,
+      settings: { allowPrivateWebhookUrls: true, ...options.settings },
     },
     silentLogger,
   );
@@ -57,6 +68,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     clock,
     runner,
     readModels,
+    secretBox,
     async newCustomer(name = 'Acme Haulage', plan: Plan = 'pro') {
       const c = await createCustomer(store, clock, { name, plan });
       return { customerId: c.customer_id, apiKey: c.api_key };

@@ -36,15 +36,15 @@ export async function startPlatformHarness(env: Record<string, string> = {}, log
   const dir = mkdtempSync(join(tmpdir(), 'fleet-platform-'));
   const config = loadConfig({
     FLEET_DATA_DIR: dir,
+    FLEET_SECRET_KEY: randomBytes(32).toString('base64'), // not a key file beside the temporary data dir, left behind in the temp directory
     FLEET_HTTP_PORT: '0',
     FLEET_TELTONIKA_PORT: '0',
     FLEET_GT06_PORT: '0',
     FLEET_JT808_PORT: '0',
     FLEET_HTTP_HOST: '127.0.0.1',
     FLEET_GATEWAY_HOST: '127.0.0.1',
-    // Receivers in tests listen on 127.0.0.1; the key stays out of the shared temp directory.
+    // Receivers in tests listen on 127.0.0.1.
     FLEET_WEBHOOK_ALLOW_PRIVATE: 'true',
-    FLEET_SECRET_KEY: randomBytes(32).toString('base64'),
     ...env,
   });
   const platform = await startPlatform(config, ALL_ROLES, log);

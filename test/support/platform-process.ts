@@ -20,6 +20,7 @@ export async function platformEnv(dataDir: string, extra: NodeJS.ProcessEnv = {}
   const env: PlatformEnv = {
     ...process.env,
     FLEET_DATA_DIR: dataDir,
+    FLEET_SECRET_KEY: randomBytes(32).toString('base64'), // not a key file beside the temporary data dir, left behind in the temp directory
     FLEET_HTTP_PORT: String(http),
     FLEET_TELTONIKA_PORT: String(teltonika),
     FLEET_GT06_PORT: String(gt06),
@@ -27,9 +28,8 @@ export async function platformEnv(dataDir: string, extra: NodeJS.ProcessEnv = {}
     FLEET_HTTP_HOST: '127.0.0.1',
     FLEET_GATEWAY_HOST: '127.0.0.1',
     FLEET_LOG_LEVEL: 'warn',
-    // Receivers in tests listen on 127.0.0.1; restarts with this env keep the same key.
+    // Receivers in tests listen on 127.0.0.1.
     FLEET_WEBHOOK_ALLOW_PRIVATE: 'true',
-    FLEET_SECRET_KEY: randomBytes(32).toString('base64'),
     ...extra,
   };
   return { env, ports: { http, teltonika, gt06, jt808 } };

@@ -1,0 +1,285 @@
+/**
+ * Webhook endpoint commands: create, edit, delete, rotate the signing secret.
+ * The secret is generated here, returned to the caller once and stored only
+ * sealed (SecretBox). The endpoint is loaded from its own stream
+ * (`webhook-{id}`), which also carries the delivery engine's events
+ * (disabled by the platform, redelivery and replay requests): appends use
+ * the revision they decided on and decide again when another event got in.
+ *
+ * The rules a URL and an event pattern must follow live outside core (the
+ * delivery engine applies them too); they come in as `WebhookRules`, built by
+ * projections/webhooks/endpoint-rules.ts for every caller alike.
+ */
+import type { Clock } from '../clock.js';
+import type { WebhookEndpointCreated, WebhookEndpointUpdated } from '../events.js';
+import type { EventStore, EventToAppend, LogPosition } from '../event-store/port.js';
+import { WrongExpectedRevisionError } from '../event-store/port.js';
+import { newId, randomUuid } from '../ids.js';
+import { streams } from '../streams.js';
+import { CommandRejected } from './rejection.js';
+
+export interface WebhookRules {
+  /** Seals a secret for storage (SecretBox.seal). */
+  seal(plaintext: string): string;
+  /** A fresh `whsec_…` secret. */
+  newSecret(): string;
+  /** Why `url` may not receive webhooks in this deployment, or null when it may. */
+  urlProblem(url: string): string | null;
+  /** True when `pattern` is an exact kind, a `prefix.*` naming at least one kind, or `*`. */
+  isKindPattern(pattern: string): boolean;
+}
+
+export const MAX_EVENT_PATTERNS = 50;
+export const MAX_DEVICE_IDS = 1000;
+export const MAX_DESCRIPTION_LENGTH = 500;
+export const DEFAULT_GRACE_PERIOD_S = 86_400;
+export const MAX_GRACE_PERIOD_S = 7 * 86_400;
+
+/** The editable fields; `device_ids: null` is every device of the customer. */
+export interface WebhookFields {
+  url: string;
+  events: string[];
+  device_ids: string[] | null;
+  description: string | null;
+  enabled: boolean;
+}
+
+export type WebhookChanges = Partial<WebhookFields>;
+
+/** An endpoint as its stream says it is now. */
+export interface WebhookState extends WebhookFields {
+  webhook_id: string;
+  customer_id: string;
+  /** Disabled by the platform (410, failing for days): a customer's `enabled: true` lifts it. */
+  disabled_by_platform: boolean;
+  revision: bigint;
+}
+
+export type CreateWebhookInput = { customer_id: string } & Pick<WebhookFields, 'url' | 'events'> & Partial<Omit<WebhookFields, 'url' | 'events'>>;
+
+export async function createWebhook(
+  store: EventStore,
+  clock: Clock,
+  rules: WebhookRules,
+  input: CreateWebhookInput,
+): Promise<{ webhook_id: string; secret: string; position: LogPosition }> {
+  const fields = await checkFields(store, rules, input.customer_id, {
+    url: input.url,
+    events: input.events,
+    device_ids: input.device_ids ?? null,
+    description: input.description ?? null,
+    enabled: input.enabled ?? true,
+  });
+  const now = clock.now();
+  const webhookId = newId('whk', now);
+  const secret = rules.newSecret();
+  const data: WebhookEndpointCreated['data'] = {
+    webhook_id: webhookId,
+    customer_id: input.customer_id,
+    url: fields.url!,
+    events: fields.events!,
+    device_ids: fields.device_ids ?? null,
+    description: fields.description ?? null,
+    enabled: fields.enabled ?? true,
+    secret_ciphertext: rules.seal(secret),
+    created_at: now,
+  };
+  const result = await store.appendToStream(streams.webhook(webhookId), [{ id: randomUuid(), type: 'WebhookEndpointCreated', data }], {
+    expectedRevision: 'no_stream',
+  });
+  return { webhook_id: webhookId, secret, position: result.position };
+}
+
+/**
+ * Merge-patches an endpoint (`null` clears `device_ids` and `description`).
+ * Only the fields that change are written; nothing changing writes nothing
+ * and returns null. `enabled: true` on an endpoint the platform disabled is a
+ * change: it is how the customer turns it back on.
+ */
+export async function updateWebhook(
+  store: EventStore,
+  clock: Clock,
+  rules: WebhookRules,
+  input: { customer_id: string; webhook_id: string; changes: WebhookChanges },
+): Promise<LogPosition | null> {
+  // Checked once, before any load: the rules do not depend on the endpoint.
+  const checked = await checkFields(store, rules, input.customer_id, input.changes);
+  return appendDecided(store, input.customer_id, input.webhook_id, (state) => {
+    const changes: Partial<WebhookFields> = {};
+    for (const field of ['url', 'events', 'device_ids', 'description', 'enabled'] as const) {
+      const value = checked[field];
+      if (value === undefined) continue;
+      const same = field === 'enabled' ? value === state.enabled && !state.disabled_by_platform : sameValue(value, state[field]);
+      if (!same) (changes as Record<string, unknown>)[field] = value;
+    }
+    if (Object.keys(changes).length === 0) return null;
+    const data: WebhookEndpointUpdated['data'] = { webhook_id: state.webhook_id, customer_id: state.customer_id, ...changes, updated_at: clock.now() };
+    return { id: randomUuid(), type: 'WebhookEndpointUpdated', data };
+  });
+}
+
+/** Deletes an endpoint; it is not found from then on (a second delete too). */
+export async function deleteWebhook(store: EventStore, clock: Clock, input: { customer_id: string; webhook_id: string }): Promise<LogPosition> {
+  const position = await appendDecided(store, input.customer_id, input.webhook_id, (state) => ({
+    id: randomUuid(),
+    type: 'WebhookEndpointDeleted',
+    data: { webhook_id: state.webhook_id, customer_id: state.customer_id, deleted_at: clock.now() },
+  }));
+  return position!;
+}
+
+/**
+ * Replaces the signing secret. The new one is returned once; the previous one
+ * keeps signing (in `X-Service-Signature-Previous`) for `grace_period_s`
+ * (default 24 h, at most 7 days, 0 ends it now) so receivers can switch over
+ * without dropping deliveries.
+ */
+export async function rotateWebhookSecret(
+  store: EventStore,
+  clock: Clock,
+  rules: WebhookRules,
+  input: { customer_id: string; webhook_id: string; grace_period_s?: number },
+): Promise<{ secret: string; previous_valid_until: number; position: LogPosition }> {
+  const grace = input.grace_period_s ?? DEFAULT_GRACE_PERIOD_S;
+  if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_PERIOD_S) {
+    throw new CommandRejected('invalid', 'validation_failed', `grace_period_s must be a whole number of seconds from 0 to ${MAX_GRACE_PERIOD_S}.`, '/grace_period_s');
+  }
+  const secret = rules.newSecret();
+  const sealed = rules.seal(secret);
+  let previousValidUntil = 0;
+  const position = await appendDecided(store, input.customer_id, input.webhook_id, (state) => {
+    const now = clock.now();
+    previousValidUntil = now + grace * 1000;
+    return {
+      id: randomUuid(),
+      type: 'WebhookSecretRotated',
+      data: { webhook_id: state.webhook_id, customer_id: state.customer_id, secret_ciphertext: sealed, previous_valid_until: previousValidUntil, rotated_at: now },
+    };
+  });
+  return { secret, previous_valid_until: previousValidUntil, position: position! };
+}
+
+/**
+ * The endpoint's current state from its stream; another customer's, a
+ * deleted or an unknown endpoint is not found (the same answer for all three).
+ */
+export async function loadWebhook(store: EventStore, customerId: string, webhookId: string): Promise<WebhookState> {
+  let state: WebhookState | null = null;
+  for (const event of await store.readStream(streams.webhook(webhookId))) {
+    if (event.type === 'WebhookEndpointCreated') {
+      if (event.data.customer_id !== customerId) break;
+      const d = event.data;
+      state = {
+        webhook_id: d.webhook_id,
+        customer_id: d.customer_id,
+        url: d.url,
+        events: d.events,
+        device_ids: d.device_ids,
+        description: d.description,
+        enabled: d.enabled,
+        disabled_by_platform: false,
+        revision: event.revision,
+      };
+      continue;
+    }
+    if (!state) continue;
+    state.revision = event.revision;
+    if (event.type === 'WebhookEndpointUpdated') {
+      const { webhook_id: _id, customer_id: _c, updated_at: _at, ...changes } = event.data;
+      Object.assign(state, changes);
+      if (changes.enabled !== undefined) state.disabled_by_platform = false;
+    } else if (event.type === 'WebhookEndpointDisabled') {
+      state.enabled = false;
+      state.disabled_by_platform = true;
+    } else if (event.type === 'WebhookEndpointDeleted') {
+      state = null;
+      break;
+    }
+  }
+  if (!state) throw new CommandRejected('not_found', 'not_found', `webhook ${webhookId} does not exist`);
+  return state;
+}
+
+/** Attempts before giving up on a stream other writers keep moving (a redelivery request, the platform disabling it). */
+const APPEND_ATTEMPTS = 5;
+
+/**
+ * Loads, decides and appends at the revision decided on; when another event
+ * got in first, decides again on the new state. `decide` returning null
+ * appends nothing.
+ */
+async function appendDecided(
+  store: EventStore,
+  customerId: string,
+  webhookId: string,
+  decide: (state: WebhookState) => EventToAppend | null,
+): Promise<LogPosition | null> {
+  for (let attempt = 1; ; attempt++) {
+    const state = await loadWebhook(store, customerId, webhookId);
+    const event = decide(state);
+    if (!event) return null;
+    try {
+      return (await store.appendToStream(streams.webhook(webhookId), [event], { expectedRevision: state.revision })).position;
+    } catch (err) {
+      if (!(err instanceof WrongExpectedRevisionError) || attempt >= APPEND_ATTEMPTS) throw err;
+    }
+  }
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+const invalid = (detail: string, field: string) => new CommandRejected('invalid', 'validation_failed', detail, field);
+
+/**
+ * Validates the fields present in `fields` (absent ones are left alone) and
+ * returns them normalised: duplicate patterns and device ids dropped, a blank
+ * description cleared.
+ */
+async function checkFields(store: EventStore, rules: WebhookRules, customerId: string, fields: WebhookChanges): Promise<WebhookChanges> {
+  const out: WebhookChanges = {};
+  if (fields.url !== undefined) {
+    const problem = rules.urlProblem(fields.url);
+    if (problem !== null) throw invalid(problem, '/url');
+    out.url = fields.url;
+  }
+  if (fields.events !== undefined) {
+    if (!Array.isArray(fields.events) || fields.events.length === 0) throw invalid('events must list at least one kind, prefix.* or *.', '/events');
+    if (fields.events.length > MAX_EVENT_PATTERNS) throw invalid(`events takes at most ${MAX_EVENT_PATTERNS} patterns.`, '/events');
+    fields.events.forEach((pattern, i) => {
+      if (typeof pattern !== 'string' || !rules.isKindPattern(pattern)) {
+        throw invalid(`${JSON.stringify(pattern)} is not an event kind, a prefix.* matching one, or *.`, `/events/${i}`);
+      }
+    });
+    out.events = [...new Set(fields.events)];
+  }
+  if (fields.device_ids !== undefined) {
+    if (fields.device_ids !== null) {
+      if (fields.device_ids.length === 0) throw invalid('device_ids must name at least one device; null means every device.', '/device_ids');
+      if (fields.device_ids.length > MAX_DEVICE_IDS) throw invalid(`device_ids takes at most ${MAX_DEVICE_IDS} devices.`, '/device_ids');
+      const unique = [...new Set(fields.device_ids)];
+      for (const [i, deviceId] of fields.device_ids.entries()) {
+        if (fields.device_ids.indexOf(deviceId) !== i) continue;
+        if (!(await isCustomersDevice(store, customerId, deviceId))) throw invalid(`device ${deviceId} does not exist`, `/device_ids/${i}`);
+      }
+      out.device_ids = unique;
+    } else {
+      out.device_ids = null;
+    }
+  }
+  if (fields.description !== undefined) {
+    if (fields.description !== null && fields.description.length > MAX_DESCRIPTION_LENGTH) {
+      throw invalid(`description is longer than ${MAX_DESCRIPTION_LENGTH} characters.`, '/description');
+    }
+    out.description = fields.description === null || fields.description.trim() === '' ? null : fields.description;
+  }
+  if (fields.enabled !== undefined) out.enabled = fields.enabled;
+  return out;
+}
+
+/** Another customer's device is as unknown as a made-up id. */
+async function isCustomersDevice(store: EventStore, customerId: string, deviceId: string): Promise<boolean> {
+  const [registered] = await store.readStream(streams.device(deviceId), { maxCount: 1 });
+  return registered?.type === 'DeviceRegistered' && registered.data.customer_id === customerId;
+}
