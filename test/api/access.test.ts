@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES, type Scope } from '../../core/events.js';
 import { imeiFrom } from '../../core/imei.js';
+import { until } from '../support/device-login.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { loadOpenApi } from '../support/openapi.js';
 import { openSse } from '../support/sse-client.js';
@@ -23,6 +24,8 @@ interface Fixture {
   driverId: string;
   geofenceId: string;
   webhookId: string;
+  /** A delivery of the webhook (the SOS raised after it was created). */
+  deliveryId: string;
   eventId: string;
   from: string;
   /** Creates a row through the API with the tenant's full-access key and returns its id (for the DELETE rows). */
@@ -41,7 +44,8 @@ interface RouteCase {
 }
 
 const circle = { name: 'Yard', center: { lat: 56.95, lng: 24.1 }, radius_m: 300 };
-const hook = { url: 'https://hooks.example.com/fleet', events: ['*'] };
+// A closed local port: deliveries fail at once, without the network.
+const hook = { url: 'http://127.0.0.1:9/fleet', events: ['*'] };
 
 const ROUTES: Record<string, RouteCase> = {
   'POST /v1/devices': { scopes: ['devices:write'], ok: 201, request: (f) => ({ url: '/v1/devices', payload: { imei: f.nextImei(), model: 'FMB920' } }) },
@@ -64,6 +68,17 @@ const ROUTES: Record<string, RouteCase> = {
   'GET /v1/webhooks/:id': { scopes: ['webhooks:read'], ok: 200, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}` }) },
   'PATCH /v1/webhooks/:id': { scopes: ['webhooks:write'], ok: 200, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}`, payload: { description: 'Dispatch' } }) },
   'DELETE /v1/webhooks/:id': { scopes: ['webhooks:write'], ok: 204, request: async (f) => ({ url: `/v1/webhooks/${await f.create('/v1/webhooks', hook)}` }) },
+  'GET /v1/webhooks/:id/deliveries': { scopes: ['webhooks:read'], ok: 200, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}/deliveries` }) },
+  'GET /v1/webhooks/:id/deliveries/:delivery_id': {
+    scopes: ['webhooks:read'], ok: 200, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}/deliveries/${f.deliveryId}` }),
+  },
+  'POST /v1/webhooks/:id/deliveries/:delivery_id/redeliver': {
+    scopes: ['webhooks:write'], ok: 202, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}/deliveries/${f.deliveryId}/redeliver` }),
+  },
+  'POST /v1/webhooks/:id/replay': {
+    scopes: ['webhooks:write'], ok: 202, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}/replay`, payload: { from: f.from, to: new Date(Date.parse(f.from) + 3_600_000).toISOString() } }),
+  },
+  'POST /v1/webhooks/:id/test': { scopes: ['webhooks:write'], ok: 200, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}/test`, payload: {} }) },
   'POST /v1/webhooks/:id/rotate-secret': {
     scopes: ['webhooks:write'], ok: 200, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}/rotate-secret`, payload: { grace_period_s: 60 } }),
   },
@@ -166,10 +181,16 @@ beforeAll(async () => {
     geofenceId: await create('/v1/geofences', circle),
     webhookId: await create('/v1/webhooks', hook),
     eventId: await raiseSos(h, { customerId, deviceId }, t),
+    deliveryId: '',
     from: new Date(t - 3_600_000).toISOString(),
     create,
     nextImei,
   };
+  await until(async () => {
+    const list = await h.app.inject({ method: 'GET', url: `/v1/webhooks/${fixture.webhookId}/deliveries`, headers: admin });
+    fixture.deliveryId = list.json().data[0]?.id ?? '';
+    return fixture.deliveryId !== '';
+  }, 10_000, 'a delivery of the fixture webhook');
 });
 
 afterAll(async () => {

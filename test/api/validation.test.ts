@@ -48,6 +48,7 @@ const LISTS: Array<{ route: string; url: (f: Fixture) => string; max: number }> 
   { route: 'GET /v1/geofences', url: () => '/v1/geofences', max: 200 },
   { route: 'GET /v1/drivers', url: () => '/v1/drivers', max: 200 },
   { route: 'GET /v1/webhooks', url: () => '/v1/webhooks', max: 200 },
+  { route: 'GET /v1/webhooks/:id/deliveries', url: (f) => `/v1/webhooks/${f.webhookId}/deliveries`, max: 200 },
   { route: 'GET /v1/api-keys', url: () => '/v1/api-keys', max: 200 },
   { route: 'GET /v1/oauth/clients', url: () => '/v1/oauth/clients', max: 200 },
 ];
@@ -68,6 +69,9 @@ const ID_ROUTES = [
   'PATCH /v1/webhooks/:id',
   'DELETE /v1/webhooks/:id',
   'POST /v1/webhooks/:id/rotate-secret',
+  'GET /v1/webhooks/:id/deliveries/:delivery_id',
+  'POST /v1/webhooks/:id/deliveries/:delivery_id/redeliver',
+  'POST /v1/webhooks/:id/test',
   'DELETE /v1/api-keys/:id',
   'DELETE /v1/oauth/clients/:client_id',
 ];
@@ -77,6 +81,7 @@ const withId = (route: string, id: string) => pathOf(route).replace(/:[a-z_]+/, 
 const ID_PAYLOADS: Record<string, Record<string, unknown>> = {
   'PATCH /v1/devices/:id': { name: 'Van 2' },
   'PATCH /v1/webhooks/:id': { description: 'Dispatch' },
+  'POST /v1/webhooks/:id/test': {},
 };
 const idPayload = (route: string) => ID_PAYLOADS[route];
 
@@ -110,6 +115,8 @@ const fieldCases: Case[] = [
   { route: 'PATCH /v1/webhooks/:id', url: (f) => `/v1/webhooks/${f.webhookId}`, payload: { events: [], device_ids: [], secret: 'whsec_x' }, pointers: ['/body/device_ids', '/body/events', '/body/secret'] },
   { route: 'PATCH /v1/webhooks/:id', url: (f) => `/v1/webhooks/${f.webhookId}`, payload: { url: 'ftp://hooks.example.com/x' }, pointers: ['/body/url'] },
   { route: 'POST /v1/webhooks/:id/rotate-secret', url: (f) => `/v1/webhooks/${f.webhookId}/rotate-secret`, payload: { grace_period_s: -1 }, pointers: ['/body/grace_period_s'] },
+  { route: 'POST /v1/webhooks/:id/replay', url: (f) => `/v1/webhooks/${f.webhookId}/replay`, payload: { from: '2026-11-22T10:00:00', to: 'tomorrow', colour: 1 }, pointers: ['/body/colour', '/body/from', '/body/to'] },
+  { route: 'POST /v1/webhooks/:id/test', url: (f) => `/v1/webhooks/${f.webhookId}/test`, payload: { event: 'event.teleport' }, pointers: ['/body/event'] },
   { route: 'GET /v1/stream', url: () => '/v1/stream', headers: { 'last-event-id': 'yesterday' }, pointers: ['/headers/last-event-id'] },
 ];
 
@@ -155,8 +162,9 @@ beforeAll(async () => {
   for (const name of ['North gate', 'South gate']) await create('/v1/geofences', { name, center: { lat: 56.95, lng: 24.1 }, radius_m: 100 });
   for (const name of ['Integrator A', 'Integrator B']) expect((await send('POST', '/v1/oauth/clients', { name, scopes: ['devices:read'] })).statusCode).toBe(201);
   await create('/v1/api-keys', { name: 'Second key', scopes: ['devices:read'] });
-  const webhookId = await create('/v1/webhooks', { url: 'https://hooks.example.com/a', events: ['*'] });
-  await create('/v1/webhooks', { url: 'https://hooks.example.com/b', events: ['alarm.*'] });
+  // Closed local ports: deliveries fail at once, without the network.
+  const webhookId = await create('/v1/webhooks', { url: 'http://127.0.0.1:9/a', events: ['*'] });
+  await create('/v1/webhooks', { url: 'http://127.0.0.1:9/b', events: ['alarm.*'] });
   fixture = {
     deviceId,
     otherDeviceId,

@@ -17,6 +17,7 @@ import { createCustomer } from '../../core/commands/customers.js';
 import { newApiKeyEvent } from '../../core/commands/credentials.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
 import { runnerView } from '../../projections/view.js';
+import { WebhookDelivery } from '../../projections/webhooks/index.js';
 
 export interface ApiHarness {
   app: FastifyInstance;
@@ -47,6 +48,10 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
   await runner.start();
   const readModels = new ReadModels(db);
   const secretBox = SecretBox.fromKey(randomBytes(32));
+  const webhookDelivery = new WebhookDelivery({
+    store, clock, log: silentLogger, dbPath: join(dir, 'webhooks.sqlite'), box: secretBox, allowPrivate: true, enterprisePerS: 1000,
+  });
+  await webhookDelivery.start();
   const app = await buildApp(
     {
       store,
@@ -56,6 +61,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),
       projections: runnerView(runner, store, clock),
+      webhookDelivery,
       ...options,
       settings: { allowPrivateWebhookUrls: true, ...options.settings },
     },
@@ -81,6 +87,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     async close() {
       await app.close();
       await runner.stop();
+      await webhookDelivery.stop();
       await store.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });
