@@ -83,7 +83,10 @@ export const WEBHOOK_FAMILIES: readonly WebhookFamily[] = [
     kinds: ['event.harsh_brake', 'event.acceleration', 'event.curve'],
     schema: payload(
       ['event.harsh_brake', 'event.acceleration', 'event.curve'],
-      { delta_kmh: Type.Number({ description: 'Signed speed change' }), duration_ms: Nullable(Type.Integer()) },
+      {
+        delta_kmh: Nullable(Type.Number({ description: 'Signed speed change (after − before); null when the device reported the event without its speeds' })),
+        duration_ms: Nullable(Type.Integer({ description: 'How long the manoeuvre lasted; null when unknown' })),
+      },
       'Harsh braking, acceleration or cornering',
     ),
   },
@@ -92,7 +95,10 @@ export const WEBHOOK_FAMILIES: readonly WebhookFamily[] = [
     kinds: ['event.overspeed'],
     schema: payload(
       ['event.overspeed'],
-      { limit_kmh: Type.Number(), delta_kmh: Type.Number({ description: 'Speed minus the limit' }) },
+      {
+        limit_kmh: Nullable(Type.Number({ description: 'The limit that applied; null when the device raised it on its own limit' })),
+        delta_kmh: Nullable(Type.Number({ description: 'Speed minus the limit; null when the limit is unknown' })),
+      },
       'Speed above the limit',
     ),
   },
