@@ -55,7 +55,7 @@ describe('webhooks across a kill -9', () => {
       host: '127.0.0.1',
       port: ports.teltonika,
       devices: 5,
-      intervalMs: 0,
+      intervalMs: 100,
       durationS: 1,
       pointsPerFrame: 2,
       ackTimeoutMs: 5000,
@@ -66,10 +66,16 @@ describe('webhooks across a kill -9', () => {
     });
     expect(acked.length).toBeGreaterThan(0);
     // Deliveries are queued and the first attempts fail before the kill.
-    await until(async () => {
-      const list = await api('GET', `/v1/webhooks/${hook.json.id}/deliveries?limit=5`);
-      return list.json.data.some((d: Json) => d.attempts > 0);
-    }, 20_000, 'a failed attempt');
+    // Deliveries are listed newest first, and the failed ones are the oldest of each device: look through them all.
+    const anyFailed = async (): Promise<boolean> => {
+      for (let cursor: string | null = null; ; ) {
+        const page: { json: Json } = await api('GET', `/v1/webhooks/${hook.json.id}/deliveries?limit=200${cursor ? `&cursor=${cursor}` : ''}`);
+        if (page.json.data.some((d: Json) => d.attempts > 0)) return true;
+        if (!page.json.pagination.has_more) return false;
+        cursor = page.json.pagination.next_cursor;
+      }
+    };
+    await until(anyFailed, 20_000, 'a failed attempt');
     await server.stop('SIGKILL');
     await rx.reopen();
     server = await startPlatformProcess(env);
