@@ -8,7 +8,6 @@ import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ReadModels } from './api/read-models.js';
 import { buildApp } from './api/app.js';
 import { listen, stopApi } from './api/server.js';
 import { systemClock } from './core/clock.js';
@@ -73,7 +72,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
         {
           store,
           clock,
-          readModels: new ReadModels(db),
+          readModelDb: db,
           // After the read-model database: opening it created the data directory, beside which the key file lives.
           secretBox,
           waitFor: (p) => r.waitFor(p),

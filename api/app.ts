@@ -22,7 +22,6 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/logger.js';
 import { settingsOf, type ApiContext } from './context.js';
-import { CredentialQueries } from './credential-queries.js';
 import { KeyUsageRecorder } from './key-usage.js';
 import { createMetrics } from './metrics.js';
 import { registerAccessControl } from './plugins/access.js';
@@ -86,8 +85,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   registerAccessControl(
     app,
     {
-      readModels: ctx.readModels,
-      credentials: new CredentialQueries(ctx.readModels.db),
+      readModelDb: ctx.readModelDb,
       clock: ctx.clock,
       keyUsage,
       catchUp: ctx.catchUp,

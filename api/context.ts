@@ -1,4 +1,5 @@
 /** What routes need from the rest of the system, injected by api/app.ts. */
+import type Database from 'better-sqlite3';
 import type { Clock } from '../core/clock.js';
 import { DEFAULT_HTTP_PORT, defaultPublicUrl } from '../core/config.js';
 import type { EventStore, LogPosition, RecordedEvent } from '../core/event-store/port.js';
@@ -6,12 +7,12 @@ import type { Plan } from '../core/events.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { ProjectionLag } from '../projections/lag.js';
 import type { WebhookDelivery } from '../projections/webhooks/index.js';
-import type { ReadModels } from './read-models.js';
 
 export interface ApiContext {
   store: EventStore;
   clock: Clock;
-  readModels: ReadModels;
+  /** The read models' database (projections keep it current); queries live in api/queries/. */
+  readModelDb: Database.Database;
   /** Seals and opens webhook secrets; loaded once by the composition root from FLEET_SECRET_KEY or the key file. */
   secretBox: SecretBox;
   /** Resolves once the read models include the event at `position` (read-your-writes after a command). */

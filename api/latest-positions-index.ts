@@ -11,13 +11,21 @@
  */
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '../core/event-store/port.js';
-import { evolveLatestPosition, type LatestPositionRow } from '../projections/index.js';
+import { evolveDevice, evolveLatestPosition, type DeviceRow, type LatestPositionRow } from '../projections/index.js';
+
+/** The devices table's columns as a JSON object (`'name', d.name, …`): the whole row, as evolveDevice takes it. */
+const DEVICE_COLUMNS = [
+  'device_id', 'customer_id', 'imei', 'model', 'name', 'group_id', 'driver_id', 'terminal_id', 'speed_limit_kmh',
+  'status', 'protocol', 'connection_id', 'last_seen_at', 'created_at', 'updated_at',
+].map((c) => `'${c}', d.${c}`).join(', ');
 import { fixBody, type LatestPosition } from './schemas/positions.js';
 import type { Static } from '@sinclair/typebox';
 
 type Item = Static<typeof LatestPosition>;
 
 interface DeviceEntry {
+  /** The device's row as the devices projection evolves it (null until its registration is seen). */
+  device: DeviceRow | null;
   name: string | null;
   groupId: string | null;
   row: LatestPositionRow | null;
@@ -64,14 +72,15 @@ export class LatestPositionsIndex {
   private load(db: Database.Database): void {
     const rows = db
       .prepare(
-        `SELECT d.device_id AS id, d.customer_id AS customer, d.name, d.group_id, p.*
+        `SELECT d.device_id AS id, d.customer_id AS customer, json_object(${DEVICE_COLUMNS}) AS device, p.*
          FROM devices d LEFT JOIN latest_positions p ON p.device_id = d.device_id ORDER BY d.device_id`,
       )
-      .all() as Array<{ id: string; customer: string; name: string | null; group_id: string | null } & Partial<LatestPositionRow>>;
+      .all() as Array<{ id: string; customer: string; device: string } & Partial<LatestPositionRow>>;
     for (const r of rows) {
       const fleet = this.fleet(r.customer);
       const row = r.fix_time === undefined || r.fix_time === null ? null : positionRow(r as LatestPositionRow);
-      const entry = { name: r.name, groupId: r.group_id, row, json: null };
+      const device = JSON.parse(r.device) as DeviceRow;
+      const entry: DeviceEntry = { device, name: device.name, groupId: device.group_id, row, json: null };
       fleet.devices.set(r.id, entry);
       if (row) {
         fleet.positioned.push(r.id);
@@ -84,19 +93,15 @@ export class LatestPositionsIndex {
   apply(events: readonly RecordedEvent[]): void {
     for (const e of events) {
       switch (e.type) {
-        case 'DeviceRegistered': {
-          const d = e.data;
-          const entry = this.entry(d.customer_id, d.device_id);
-          entry.name = d.name;
-          entry.groupId = d.group_id;
-          entry.json = null;
-          break;
-        }
+        case 'DeviceRegistered':
         case 'DeviceUpdated': {
-          const { changes } = e.data;
+          // The devices projection's own rule decides the name and group.
           const entry = this.entry(e.data.customer_id, e.data.device_id);
-          if (changes.name !== undefined) entry.name = changes.name;
-          if (changes.group_id !== undefined) entry.groupId = changes.group_id;
+          const device = evolveDevice(entry.device, e);
+          if (!device || device === entry.device) break;
+          entry.device = device;
+          entry.name = device.name;
+          entry.groupId = device.group_id;
           entry.json = null;
           break;
         }
@@ -157,7 +162,7 @@ export class LatestPositionsIndex {
     const fleet = this.fleet(customerId);
     let entry = fleet.devices.get(deviceId);
     if (!entry) {
-      entry = { name: null, groupId: null, row: null, json: null };
+      entry = { device: null, name: null, groupId: null, row: null, json: null };
       fleet.devices.set(deviceId, entry);
     }
     return entry;

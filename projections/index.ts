@@ -29,5 +29,5 @@ export const readModelProjections: Projection[] = [
 ];
 
 export { ProjectionRunner, openReadModelDb } from './runner.js';
-export type { DeviceRow, DeviceStatus } from './devices/evolve.js';
+export { evolveDevice, type DeviceRow, type DeviceStatus } from './devices/evolve.js';
 export { evolveLatestPosition, type LatestPositionRow } from './latest-positions/evolve.js';

@@ -10,16 +10,16 @@
  * scope it needs in `config.scope` (an array means any one of them); write
  * implies read; no scope means the route is public.
  */
+import type Database from 'better-sqlite3';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import { API_KEY_PREFIX, OAUTH_TOKEN_PREFIX, hashesEqual, sha256Hex } from '../../core/credentials.js';
 import type { Plan, Scope } from '../../core/events.js';
 import type { ProjectionsView, RateLimit } from '../context.js';
 import { CredentialCache } from '../credential-cache.js';
-import type { CredentialQueries, OAuthTokenRecord } from '../credential-queries.js';
 import type { KeyUsageRecorder } from '../key-usage.js';
 import { ApiError } from '../problem.js';
-import type { ApiKeyRow, ReadModels } from '../read-models.js';
+import { apiKeyByHash, oauthTokenByHash, type ApiKeyRecord, type OAuthTokenRecord } from '../queries/credentials.js';
 
 export interface AuthContext {
   customerId: string;
@@ -58,8 +58,7 @@ export function scopesOf(scope: Scope | readonly Scope[] | undefined): readonly 
 }
 
 export interface AuthDeps {
-  readModels: ReadModels;
-  credentials: CredentialQueries;
+  readModelDb: Database.Database;
   clock: Clock;
   keyUsage: KeyUsageRecorder;
   /** Brings the read models up to date; tried once before refusing a credential we do not know yet. */
@@ -69,7 +68,7 @@ export interface AuthDeps {
 }
 
 interface Caches {
-  keys: CredentialCache<ApiKeyRow>;
+  keys: CredentialCache<ApiKeyRecord>;
   tokens: CredentialCache<OAuthTokenRecord>;
 }
 
@@ -97,7 +96,7 @@ function lookup<T>(
 function authenticateApiKey(secret: string, deps: AuthDeps, caches: Caches): AuthContext | Promise<AuthContext> {
   const hash = sha256Hex(secret);
   return lookup(
-    () => caches.keys.get(hash, () => deps.readModels.apiKeyByHash(hash)),
+    () => caches.keys.get(hash, () => apiKeyByHash(deps.readModelDb, hash)),
     deps.catchUp,
     (key) => {
       if (!key || !hashesEqual(key.secret_sha256, hash)) throw invalidToken('The API key is unknown or revoked.');
@@ -118,7 +117,7 @@ function authenticateApiKey(secret: string, deps: AuthDeps, caches: Caches): Aut
 function authenticateOAuthToken(secret: string, deps: AuthDeps, caches: Caches): AuthContext | Promise<AuthContext> {
   const hash = sha256Hex(secret);
   return lookup(
-    () => caches.tokens.get(hash, () => deps.credentials.oauthTokenByHash(hash)),
+    () => caches.tokens.get(hash, () => oauthTokenByHash(deps.readModelDb, hash)),
     deps.catchUp,
     (token) => {
       if (!token || !hashesEqual(token.token_sha256, hash)) throw invalidToken('The access token is unknown.');

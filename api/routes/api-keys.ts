@@ -9,7 +9,7 @@ import { Type } from '@sinclair/typebox';
 import type { Scope } from '../../core/events.js';
 import { createApiKey, revokeApiKey } from '../../core/commands/credentials.js';
 import type { ApiContext } from '../context.js';
-import { CredentialQueries, type ApiKeyRecord } from '../credential-queries.js';
+import { apiKeyById, apiKeyPage, credentialLookup, type ApiKeyRecord } from '../queries/credentials.js';
 import type { KeyUsageRecorder } from '../key-usage.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf, hasScope } from '../plugins/auth.js';
@@ -31,7 +31,8 @@ export function refuseUngrantableScopes(granted: readonly Scope[], requested: re
 
 export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUsage: KeyUsageRecorder): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const credentials = new CredentialQueries(ctx.readModels.db);
+  const db = ctx.readModelDb;
+  const credentials = credentialLookup(db);
 
   const keyBody = (k: ApiKeyRecord) => {
     // The read model lags the flush interval; this node's memory may know a later use.
@@ -68,7 +69,7 @@ export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUs
       refuseUngrantableScopes(auth.scopes, request.body.scopes);
       const key = await createApiKey(ctx.store, ctx.clock, { customer_id: auth.customerId, name: request.body.name, scopes: request.body.scopes });
       await ctx.waitFor(key.position);
-      const created = credentials.apiKey(auth.customerId, key.key_id);
+      const created = apiKeyById(db, auth.customerId, key.key_id);
       if (!created) throw new Error(`key ${key.key_id} missing from the read model after creation`);
       return reply
         .status(201)
@@ -92,7 +93,7 @@ export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUs
     async (request) => {
       const auth = authOf(request);
       const filters = {};
-      const rows = credentials.apiKeys(auth.customerId, cursors.decode(request.query.cursor, filters), request.query.limit + 1);
+      const rows = apiKeyPage(db, auth.customerId, cursors.decode(request.query.cursor, filters), request.query.limit + 1);
       const result = cursors.page(rows, request.query.limit, (k) => k.key_id, filters);
       return { data: result.data.map(keyBody), pagination: result.pagination };
     },

@@ -8,6 +8,7 @@ import type { ApiContext } from '../context.js';
 import { authOf } from '../plugins/auth.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { notFound } from '../problem.js';
+import { deviceById, devicePage } from '../queries/devices.js';
 import { Device, DeviceList, ListDevicesQuery, RegisterDeviceBody, UpdateDeviceBody, deviceBody } from '../schemas/devices.js';
 import { problemResponse } from '../schemas/error-responses.js';
 
@@ -35,7 +36,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
       const auth = authOf(request);
       const { device_id: deviceId, position } = await registerDevice(ctx.store, ctx.clock, { ...request.body, customer_id: auth.customerId });
       await ctx.waitFor(position);
-      const device = ctx.readModels.device(auth.customerId, deviceId);
+      const device = deviceById(ctx.readModelDb, auth.customerId, deviceId);
       if (!device) throw new Error(`device ${deviceId} missing from read model after registration`);
       return reply.status(201).header('Location', `/v1/devices/${deviceId}`).send(deviceBody(device));
     },
@@ -49,7 +50,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
     },
     async (request) => {
       const auth = authOf(request);
-      const device = ctx.readModels.device(auth.customerId, request.params.id);
+      const device = deviceById(ctx.readModelDb, auth.customerId, request.params.id);
       if (!device) throw notFound('device', request.params.id);
       return deviceBody(device);
     },
@@ -65,7 +66,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
       const auth = authOf(request);
       const position = await updateDevice(ctx.store, ctx.clock, { customer_id: auth.customerId, device_id: request.params.id, changes: request.body });
       if (position) await ctx.waitFor(position);
-      return deviceBody(ctx.readModels.device(auth.customerId, request.params.id)!);
+      return deviceBody(deviceById(ctx.readModelDb, auth.customerId, request.params.id)!);
     },
   );
 
@@ -78,7 +79,7 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
       const statuses = q.status ? ([...new Set(q.status.split(','))] as DeviceStatus[]) : null;
       const filters = { group_id: q.group_id ?? null, status: statuses };
       const afterId = cursors.decode(q.cursor, filters);
-      const rows = ctx.readModels.devices(auth.customerId, {
+      const rows = devicePage(ctx.readModelDb, auth.customerId, {
         afterId,
         limit: q.limit + 1,
         statuses,

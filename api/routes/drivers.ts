@@ -30,7 +30,7 @@ const DEFAULT_SCORE_DAYS = 7;
 
 export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const db = ctx.readModels.db;
+  const db = ctx.readModelDb;
 
   /** List items: one query each for vehicles and scores of the whole page. */
   const items = (customerId: string, rows: DriverRow[]) => {

@@ -51,7 +51,7 @@ export function parseKinds(raw: string | undefined): string[] | null {
 
 export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const db = ctx.readModels.db;
+  const db = ctx.readModelDb;
 
   r.get(
     '/v1/events',

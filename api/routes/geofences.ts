@@ -15,7 +15,7 @@ const cursors = new ListCursor('geofences', idKey);
 
 export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const db = ctx.readModels.db;
+  const db = ctx.readModelDb;
 
   r.post(
     '/v1/geofences',

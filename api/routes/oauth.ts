@@ -11,7 +11,7 @@ import { Type } from '@sinclair/typebox';
 import { hashesEqual, sha256Hex } from '../../core/credentials.js';
 import { createOAuthClient, deleteOAuthClient, issueOAuthToken } from '../../core/commands/credentials.js';
 import type { ApiContext } from '../context.js';
-import { CredentialQueries, type OAuthClientRecord } from '../credential-queries.js';
+import { credentialLookup, oauthClientById, oauthClientPage, type OAuthClientRecord } from '../queries/credentials.js';
 import { OAuthError, TOKEN_TTL_S, grantedScopes, parseTokenRequest } from '../oauth-token.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf } from '../plugins/auth.js';
@@ -69,7 +69,8 @@ function tokenErrorHandler(err: FastifyError | OAuthError | ApiError, request: F
 
 export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const credentials = new CredentialQueries(ctx.readModels.db);
+  const db = ctx.readModelDb;
+  const credentials = credentialLookup(db);
 
   r.post(
     '/v1/oauth/clients',
@@ -110,7 +111,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
     async (request) => {
       const auth = authOf(request);
       const filters = {};
-      const rows = credentials.oauthClients(auth.customerId, cursors.decode(request.query.cursor, filters), request.query.limit + 1);
+      const rows = oauthClientPage(db, auth.customerId, cursors.decode(request.query.cursor, filters), request.query.limit + 1);
       const result = cursors.page(rows, request.query.limit, (c) => c.client_id, filters);
       return { data: result.data.map(clientBody), pagination: result.pagination };
     },
@@ -165,10 +166,10 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
       },
       async (request, reply) => {
         const req = parseTokenRequest(request.body, request.headers.authorization);
-        let client = credentials.oauthClient(req.clientId);
+        let client = oauthClientById(db, req.clientId);
         if (!client) {
           await ctx.catchUp();
-          client = credentials.oauthClient(req.clientId);
+          client = oauthClientById(db, req.clientId);
         }
         const secretHash = sha256Hex(req.clientSecret);
         const secretOk = hashesEqual(client?.secret_sha256 ?? DUMMY_HASH, secretHash);

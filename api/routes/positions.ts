@@ -6,7 +6,8 @@ import { authOf } from '../plugins/auth.js';
 import { HistoryList, HistoryQuery, LatestPosition, LatestPositionList, LatestPositionsQuery, fixBody } from '../schemas/positions.js';
 import { LatestPositionsIndex } from '../latest-positions-index.js';
 import fastJson from 'fast-json-stringify';
-import { historyPage } from '../read-models.js';
+import { deviceById } from '../queries/devices.js';
+import { historyPage } from '../queries/positions.js';
 import { problemResponse } from '../schemas/error-responses.js';
 import { ListCursor, idKey, timeAndIdKey, withWindowEnd } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
@@ -20,7 +21,7 @@ const historyCursors = new ListCursor('positions', withWindowEnd(timeAndIdKey));
 
 export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { index: latest, stop } = LatestPositionsIndex.follow(ctx.readModels.db, ctx.projections.onApplied, fastJson(LatestPosition));
+  const { index: latest, stop } = LatestPositionsIndex.follow(ctx.readModelDb, ctx.projections.onApplied, fastJson(LatestPosition));
   app.addHook('onClose', async () => stop());
   r.get(
     '/v1/positions/latest',
@@ -69,8 +70,8 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
           { pointer: '/query/to', message: 'more than 31 days after from' },
         ]);
       }
-      if (!ctx.readModels.device(auth.customerId, q.device_id)) throw notFound('device', q.device_id);
-      const rows = historyPage(ctx.readModels.db, auth.customerId, {
+      if (!deviceById(ctx.readModelDb, auth.customerId, q.device_id)) throw notFound('device', q.device_id);
+      const rows = historyPage(ctx.readModelDb, auth.customerId, {
         deviceId: q.device_id,
         from,
         to,

@@ -54,7 +54,7 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext): Promi
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const keepAliveMs = settingsOf(ctx).streamKeepAliveMs;
   const open = new Set<SseConnection>();
-  const deviceName = ctx.readModels.db
+  const deviceName = ctx.readModelDb
     .prepare('SELECT name FROM devices WHERE device_id = ? AND customer_id = ?')
     .pluck();
   // Streams never end on their own: close them so the server can shut down.

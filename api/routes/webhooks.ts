@@ -34,7 +34,7 @@ const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 export async function webhooksRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const db = ctx.readModels.db;
+  const db = ctx.readModelDb;
   const rules = webhookRules(ctx.secretBox, { allowPrivate: settingsOf(ctx).allowPrivateWebhookUrls });
 
   const current = (customerId: string, id: string) => {

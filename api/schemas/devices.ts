@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { DeviceWithPosition } from '../read-models.js';
+import type { DeviceWithPosition } from '../queries/devices.js';
 import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
 import { DevicePosition, fixBody } from './positions.js';
 

@@ -108,7 +108,7 @@ describe('GET /v1/positions/latest', () => {
 
     // A process started now loads the index from the read model: it must answer exactly as the one that followed the runner.
     const all = await h.app.inject({ method: 'GET', url: '/v1/positions/latest', headers });
-    const fresh = LatestPositionsIndex.follow(h.readModels.db, () => () => undefined, fastJson(LatestPosition)).index;
+    const fresh = LatestPositionsIndex.follow(h.readModelDb, () => () => undefined, fastJson(LatestPosition)).index;
     const page = fresh.page(customerId, { deviceIds: null, groupId: null, afterId: null, limit: 50 });
     expect(page.items.map((i) => JSON.parse(i.toString('utf8')) as unknown)).toEqual(all.json().data);
     expect(page.items).toHaveLength(2);

@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../../api/app.js';
 import { runnerView } from '../../projections/view.js';
-import { ReadModels } from '../../api/read-models.js';
 import { systemClock } from '../../core/clock.js';
 import type { EventToAppend } from '../../core/event-store/port.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
@@ -91,7 +90,7 @@ async function main(): Promise<void> {
     {
       store,
       clock: systemClock,
-      readModels: new ReadModels(db),
+      readModelDb: db,
       secretBox: SecretBox.fromKey(randomBytes(32)),
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),

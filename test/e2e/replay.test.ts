@@ -13,7 +13,6 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app.js';
-import { ReadModels } from '../../api/read-models.js';
 import type { EventToAppend, RecordedEvent } from '../../core/event-store/port.js';
 import type { AlarmReported, PositionRecorded } from '../../core/events.js';
 import { imeiFrom } from '../../core/imei.js';
@@ -207,7 +206,7 @@ describe('replaying the store into empty read models', () => {
     await settle(runner);
     const rebuilt = await buildApp(
       {
-        store: h.store, clock: h.clock, readModels: new ReadModels(db), secretBox: h.secretBox, waitFor: (p) => runner.waitFor(p), catchUp: () => runner.catchUp(),
+        store: h.store, clock: h.clock, readModelDb: db, secretBox: h.secretBox, waitFor: (p) => runner.waitFor(p), catchUp: () => runner.catchUp(),
         projections: runnerView(runner, h.store, h.clock),
       },
       silentLogger,

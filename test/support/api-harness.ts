@@ -1,4 +1,5 @@
 /** An in-process API over a temporary SQLite store, with real projections. */
+import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +7,6 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app.js';
 import type { ApiContext } from '../../api/context.js';
-import { ReadModels } from '../../api/read-models.js';
 import { ManualClock } from '../../core/clock.js';
 import type { Plan, Scope } from '../../core/events.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
@@ -24,7 +24,7 @@ export interface ApiHarness {
   store: SqliteEventStore;
   clock: ManualClock;
   runner: ProjectionRunner;
-  readModels: ReadModels;
+  readModelDb: Database.Database;
   /** The key webhook secrets are sealed with (a random one per harness). */
   secretBox: SecretBox;
   newCustomer(name?: string, plan?: Plan): Promise<{ customerId: string; apiKey: string }>;
@@ -46,7 +46,6 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
   const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
   const runner = new ProjectionRunner(store, db, readModelProjections, silentLogger);
   await runner.start();
-  const readModels = new ReadModels(db);
   const secretBox = SecretBox.fromKey(randomBytes(32));
   const webhookDelivery = new WebhookDelivery({
     store, clock, log: silentLogger, dbPath: join(dir, 'webhooks.sqlite'), box: secretBox, allowPrivate: true, enterprisePerS: 1000,
@@ -56,7 +55,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     {
       store,
       clock,
-      readModels,
+      readModelDb: db,
       secretBox,
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),
@@ -73,7 +72,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     store,
     clock,
     runner,
-    readModels,
+    readModelDb: db,
     secretBox,
     async newCustomer(name = 'Acme Haulage', plan: Plan = 'pro') {
       const c = await createCustomer(store, clock, { name, plan });
