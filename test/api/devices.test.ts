@@ -104,6 +104,19 @@ describe('POST /v1/devices', () => {
     expect(dup.json().code).toBe('terminal_taken');
     expectDocumented(doc, 'POST', '/v1/devices', dup);
   });
+
+  it('takes the protocol a unit may log in with, and refuses one the gateway does not speak', async () => {
+    const { apiKey } = await h.newCustomer();
+    const bad = await h.app.inject({ method: 'POST', url: '/v1/devices', headers: auth(apiKey), payload: { imei: IMEI_A, model: 'GT06N', protocol: 'nmea' } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().errors.map((e: { pointer: string }) => e.pointer)).toContain('/body/protocol');
+    const ok = await h.app.inject({ method: 'POST', url: '/v1/devices', headers: auth(apiKey), payload: { imei: IMEI_A, model: 'GT06N', protocol: 'gt06' } });
+    expect(ok.statusCode).toBe(201);
+    const [registered] = await h.store.readStream(`device-${ok.json().id as string}`);
+    expect(registered).toMatchObject({ type: 'DeviceRegistered', data: { protocol: 'gt06' } });
+    const [claim] = await h.store.readStream(`imei-${IMEI_A}`);
+    expect(claim).toMatchObject({ type: 'ImeiClaimed', data: { protocol: 'gt06' } });
+  });
 });
 
 describe('authentication and scopes', () => {

@@ -155,6 +155,27 @@ describe('webhook delivery', () => {
     expect(disabled?.data).toMatchObject({ reason: 'gone' });
   });
 
+  it('disables an endpoint whose every attempt failed for three days, and says why', async () => {
+    const s = await setup();
+    const rx = await s.receiver();
+    const cus = await s.customer();
+    const dev = await s.device(cus);
+    const { webhookId } = await s.endpoint(cus, rx, ['position.updated']);
+    rx.respond(503);
+    await s.fixes(dev, 1);
+    const disabled = async () => (await s.store.readStream(streams.webhook(webhookId))).find((e) => e.type === 'WebhookEndpointDisabled');
+    // Walk the retry schedule: each retry fails, until three days of failures disable the endpoint.
+    for (let attempt = 1; attempt <= RETRY_SCHEDULE_MS.length && !(await disabled()); attempt++) {
+      await until(() => s.delivery.deliveries(cus, webhookId, null, 1)[0]?.attempts === attempt, 10_000, `attempt ${attempt}`);
+      s.clock.advance(RETRY_SCHEDULE_MS[attempt - 1]!);
+    }
+    await until(async () => (await disabled()) !== undefined, 10_000, 'disabled');
+    const event = (await disabled())!;
+    expect(event.data).toMatchObject({ reason: 'failing' });
+    const failingFor = (event.data as { disabled_at: number }).disabled_at - s.delivery.delivery(cus, webhookId, s.delivery.deliveries(cus, webhookId, null, 1)[0]!.delivery_id)!.attempt_log[0]!.at;
+    expect(failingFor).toBeGreaterThanOrEqual(3 * 24 * 3_600_000);
+  });
+
   it('delivers everything, in order per device, once a receiver that was down is back', async () => {
     const s = await setup();
     const rx = await s.receiver();
