@@ -7,6 +7,7 @@ import type { ApiContext } from '../context.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
+import { webhookById } from '../queries/webhooks.js';
 import { problemResponse } from '../schemas/error-responses.js';
 import {
   DeliveryDetail,
@@ -30,10 +31,13 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: ApiContex
 
   /** The delivery service, caught up with the log, and the endpoint known to it. */
   const deliveryFor = async (customerId: string, webhookId: string): Promise<WebhookDelivery> => {
+    if (!webhookById(ctx.readModelDb, customerId, webhookId)) throw notFound('webhook', webhookId);
     const delivery = ctx.webhookDelivery;
     if (!delivery) throw new ApiError(503, 'webhooks_unavailable', 'Webhook delivery does not run in this API process; ask a node with the webhooks role.');
     await delivery.runner.catchUp();
-    if (!delivery.hasEndpoint(customerId, webhookId)) throw notFound('webhook', webhookId);
+    if (!delivery.hasEndpoint(customerId, webhookId)) {
+      throw new ApiError(503, 'webhooks_unavailable', "This endpoint is delivered by another node (FLEET_WEBHOOK_SHARD); ask the node of its shard.");
+    }
     return delivery;
   };
 
