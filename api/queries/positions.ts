@@ -1,20 +1,12 @@
 /** Position history queries; every one is scoped to the customer. */
 import type Database from 'better-sqlite3';
+import type { LatestPositionRow } from '../../projections/index.js';
 import { stmt } from './statements.js';
 
-export interface HistoryRow {
+/** A stored fix of the history: the latest-position row's fix fields, plus validity and odometer. */
+export interface HistoryRow extends Omit<LatestPositionRow, 'customer_id'> {
   event_id: string;
-  device_id: string;
-  fix_time: number;
-  received_at: number;
   valid: number;
-  lat: number;
-  lng: number;
-  speed_kmh: number | null;
-  heading_deg: number | null;
-  altitude_m: number | null;
-  satellites: number | null;
-  ignition: number | null;
   odometer_m: number | null;
 }
 

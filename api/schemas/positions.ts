@@ -4,6 +4,7 @@
  * their mapping from a stored fix (`fixBody`) exist once.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import type { LatestPositionRow } from '../../projections/index.js';
 import { Nullable, Pagination, Timestamp, iso } from './common.js';
 
 const fixFields = {
@@ -30,17 +31,7 @@ export const HistoryPosition = Type.Object({
 export const StreamPosition = Type.Object({ device_id: Type.String(), device_name: Nullable(Type.String()), ...fixFields, valid: Type.Boolean() });
 
 /** A stored fix: read-model rows keep ignition as 0/1, events as a boolean. */
-export interface StoredFix {
-  lat: number;
-  lng: number;
-  speed_kmh: number | null;
-  heading_deg: number | null;
-  altitude_m: number | null;
-  satellites: number | null;
-  fix_time: number;
-  received_at: number;
-  ignition: number | boolean | null;
-}
+export type StoredFix = Omit<LatestPositionRow, 'device_id' | 'customer_id' | 'ignition'> & { ignition: number | boolean | null };
 
 export function fixBody(p: StoredFix): Static<typeof DevicePosition> {
   return {
