@@ -17,7 +17,7 @@ import { openEventStore } from './core/event-store/open.js';
 import type { EventStore } from './core/event-store/port.js';
 import type { Plan } from './core/events.js';
 import { createLogger, type Logger } from './core/logger.js';
-import { PLANS, createCustomer, setCustomerRateLimit } from './core/commands/customers.js';
+import { PLANS, createCustomer, setCustomerRateLimit, setCustomerWebhookLimit } from './core/commands/customers.js';
 import { CommandRejected } from './core/commands/rejection.js';
 import { protocols } from './gateway/protocols/index.js';
 import { Gateway } from './gateway/server.js';
@@ -267,6 +267,25 @@ interface Command {
   run(values: Record<string, string | boolean | undefined>): Promise<void>;
 }
 
+/** An Enterprise agreement on webhooks: the customer's own deliveries a second, or back to the default with --plan-default. */
+async function commandCustomerSetWebhookLimit(values: { customer?: string; 'per-second'?: string; 'plan-default'?: boolean }): Promise<void> {
+  const planDefault = values['plan-default'] ?? false;
+  if (!values.customer) throw new ConfigError('customer set-webhook-limit needs --customer ID');
+  if ((values['per-second'] !== undefined) === planDefault) throw new ConfigError('give either --per-second N, or --plan-default');
+  const perS = planDefault ? null : Number(values['per-second']);
+  const config = loadConfig();
+  const store = await openEventStore(config.store, systemClock);
+  try {
+    await setCustomerWebhookLimit(store, systemClock, values.customer, perS);
+    process.stdout.write(perS ? `customer ${values.customer}: ${perS} webhook deliveries a second\n` : `customer ${values.customer}: its plan's webhook rate\n`);
+  } catch (err) {
+    if (err instanceof CommandRejected) throw new ConfigError(err.kind === 'not_found' ? `no customer ${values.customer}` : err.detail);
+    throw err;
+  } finally {
+    await store.close();
+  }
+}
+
 const COMMANDS: readonly Command[] = [
   {
     words: ['start'],
@@ -298,6 +317,17 @@ const COMMANDS: readonly Command[] = [
       'plan-default': { help: "back to the plan's rate limit" },
     },
     run: (v) => commandCustomerSetRateLimit(v as { customer?: string; 'per-minute'?: string; burst?: string; 'plan-default'?: boolean }),
+  },
+  {
+    words: ['customer', 'set-webhook-limit'],
+    synopsis: 'fleet customer set-webhook-limit --customer ID (--per-second N | --plan-default)',
+    summary: "Enters an Enterprise customer's agreed webhook deliveries a second, or returns it to the default.",
+    options: {
+      customer: { value: 'ID', help: 'the customer id (cus_...)' },
+      'per-second': { value: 'N', help: 'webhook deliveries a second, a whole number from 1 to 100000' },
+      'plan-default': { help: "back to the plan's webhook rate" },
+    },
+    run: (v) => commandCustomerSetWebhookLimit(v as { customer?: string; 'per-second'?: string; 'plan-default'?: boolean }),
   },
 ];
 

@@ -54,6 +54,15 @@ export interface CustomerRateLimitSet {
   data: { customer_id: string; per_minute: number | null; burst: number | null; set_at: number };
 }
 
+/**
+ * An Enterprise customer's agreed webhook deliveries a second; null returns
+ * it to the default for its plan.
+ */
+export interface CustomerWebhookLimitSet {
+  type: 'CustomerWebhookLimitSet';
+  data: { customer_id: string; per_s: number | null; set_at: number };
+}
+
 export interface ApiKeyCreated {
   type: 'ApiKeyCreated';
   data: {
@@ -437,6 +446,7 @@ export interface UnknownDeviceSeen {
 export type DomainEvent =
   | CustomerCreated
   | CustomerRateLimitSet
+  | CustomerWebhookLimitSet
   | ApiKeyCreated
   | ApiKeyRevoked
   | ApiKeysUsed

@@ -83,3 +83,27 @@ export async function setCustomerRateLimit(
     throw err;
   }
 }
+
+/** Highest agreed webhook rate: far above what one receiver takes, low enough to catch a typo. */
+export const MAX_WEBHOOKS_PER_S = 100_000;
+
+/**
+ * Sets a customer's agreed webhook deliveries a second (Enterprise plans are
+ * "by agreement"), or (null) returns it to its plan's default.
+ */
+export async function setCustomerWebhookLimit(store: EventStore, clock: Clock, customerId: string, perS: number | null): Promise<LogPosition> {
+  if (perS !== null && !(Number.isSafeInteger(perS) && perS >= 1 && perS <= MAX_WEBHOOKS_PER_S)) {
+    throw new CommandRejected('invalid', 'validation_failed', `webhook deliveries a second must be a whole number from 1 to ${MAX_WEBHOOKS_PER_S}`);
+  }
+  try {
+    const result = await store.appendToStream(
+      streams.tenant(customerId),
+      [{ id: randomUuid(), type: 'CustomerWebhookLimitSet', data: { customer_id: customerId, per_s: perS, set_at: clock.now() } }],
+      { expectedRevision: 'stream_exists' },
+    );
+    return result.position;
+  } catch (err) {
+    if (err instanceof WrongExpectedRevisionError) throw new CommandRejected('not_found', 'not_found', `No customer ${customerId}.`);
+    throw err;
+  }
+}

@@ -87,6 +87,7 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
     case 'DriverCreated':
     case 'ImeiClaimed':
     case 'TerminalClaimed':
+    case 'CustomerWebhookLimitSet':
     case 'ImeiReleased':
     case 'TerminalReleased':
     case 'DriverExternalIdClaimed':

@@ -119,6 +119,7 @@ export const tenantsProjection: Projection = {
         case 'DriverCreated':
         case 'ImeiClaimed':
         case 'TerminalClaimed':
+        case 'CustomerWebhookLimitSet':
         case 'ImeiReleased':
         case 'TerminalReleased':
         case 'DriverExternalIdClaimed':

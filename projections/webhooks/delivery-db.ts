@@ -24,7 +24,8 @@ export function openDeliveryDb(path: string): Database.Database {
       previous_secret TEXT, previous_valid_until INTEGER,
       -- first failure of the current run of failures (null after a success): "failing for days" is measured from it
       failing_since INTEGER);
-    CREATE TABLE IF NOT EXISTS wh_customers (customer_id TEXT PRIMARY KEY, plan TEXT NOT NULL);
+    -- per_s: an agreed webhook rate (CustomerWebhookLimitSet); null: the plan's.
+    CREATE TABLE IF NOT EXISTS wh_customers (customer_id TEXT PRIMARY KEY, plan TEXT NOT NULL, per_s INTEGER);
     CREATE TABLE IF NOT EXISTS wh_devices (device_id TEXT PRIMARY KEY, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS wh_deliveries (
       seq INTEGER PRIMARY KEY AUTOINCREMENT, delivery_id TEXT NOT NULL UNIQUE, webhook_id TEXT NOT NULL,

@@ -28,7 +28,7 @@ import { honoursRetryAfter, nextAttemptDelayMs, parseRetryAfter } from './retry-
 import { sendSigned } from './send.js';
 import { guardedLookup, type WebhookLookup } from './url-safety.js';
 
-/** Deliveries per second by plan; Enterprise is agreed per customer (FLEET_WEBHOOK_ENTERPRISE_PER_S). */
+/** Deliveries per second by plan; Enterprise is agreed per customer (`fleet customer set-webhook-limit`), FLEET_WEBHOOK_ENTERPRISE_PER_S without an agreement. */
 export const PLAN_DELIVERIES_PER_S: Record<Exclude<Plan, 'enterprise'>, number> = { free: 10, pro: 100 };
 /** An endpoint whose every attempt failed for this long is disabled (the retry schedule spans about 3 days). */
 export const FAILING_DISABLE_MS = 3 * 24 * 3_600_000;
@@ -39,6 +39,11 @@ const FLUSH_MS = 10;
 const MAX_IN_FLIGHT_TOTAL = 4096;
 /** A pending delivery with fewer failed attempts than this holds back the later ones of its lane (about 35 minutes of outage). */
 export const LANE_HOLDING_ATTEMPTS = 3;
+
+/** Requests in flight for one customer: enough to reach its rate against a slow receiver, bounded so sockets stay few. */
+function concurrencyFor(perS: number): number {
+  return Math.min(Math.max(perS, 4), 256);
+}
 
 export interface DispatcherOptions {
   db: Database.Database;
@@ -119,7 +124,7 @@ export class WebhookDispatcher {
         `SELECT 1 FROM wh_deliveries WHERE webhook_id = ? AND device_id = ? AND next_attempt_at IS NOT NULL AND seq < ? AND attempts < ${LANE_HOLDING_ATTEMPTS} LIMIT 1`,
       ).pluck(),
       nextDue: db.prepare('SELECT min(next_attempt_at) FROM wh_deliveries WHERE customer_id = ? AND next_attempt_at IS NOT NULL').pluck(),
-      plan: db.prepare('SELECT plan FROM wh_customers WHERE customer_id = ?').pluck(),
+      limit: db.prepare('SELECT plan, per_s FROM wh_customers WHERE customer_id = ?'),
       insertAttempt: db.prepare(
         'INSERT OR REPLACE INTO wh_attempts (delivery_id, attempt, at, status, error, latency_ms, response_start) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -141,10 +146,23 @@ export class WebhookDispatcher {
     this.pump();
   }
 
-  /** New deliveries were committed for these customers: look at them now rather than at the next tick. */
+  /** New deliveries (or a new agreed rate) were committed for these customers: look at them now rather than at the next tick. */
   wake(customers: Iterable<string>): void {
-    for (const c of customers) this.lane(c).nextDueAt = 0;
+    for (const c of customers) {
+      const lane = this.lane(c);
+      lane.nextDueAt = 0;
+      lane.perS = this.perSecond(c);
+      lane.queue.concurrency = concurrencyFor(lane.perS);
+    }
     this.schedulePump();
+  }
+
+  /** The customer's agreed rate, else its plan's (Enterprise without an agreement: the configured default). */
+  private perSecond(customerId: string): number {
+    const row = this.q.limit.get(customerId) as { plan: Plan; per_s: number | null } | undefined;
+    if (row?.per_s) return row.per_s;
+    const plan = row?.plan ?? 'free';
+    return plan === 'enterprise' ? this.o.enterprisePerS : PLAN_DELIVERIES_PER_S[plan];
   }
 
   async stop(): Promise<void> {
@@ -158,14 +176,13 @@ export class WebhookDispatcher {
   private lane(customerId: string): CustomerLane {
     let lane = this.customers.get(customerId);
     if (!lane) {
-      const plan = (this.q.plan.get(customerId) as Plan | undefined) ?? 'free';
-      const perS = plan === 'enterprise' ? this.o.enterprisePerS : PLAN_DELIVERIES_PER_S[plan];
+      const perS = this.perSecond(customerId);
       lane = {
         nextDueAt: 0,
         perS,
         // One second of burst: a quiet customer's first events leave at once.
         bucket: fullBucket({ capacity: perS, perMinute: perS * 60 }, this.o.clock.now()),
-        queue: new PQueue({ concurrency: Math.min(Math.max(perS, 4), 256) }),
+        queue: new PQueue({ concurrency: concurrencyFor(perS) }),
       };
       this.customers.set(customerId, lane);
     }

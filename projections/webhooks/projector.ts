@@ -90,6 +90,10 @@ export function webhookProjector(owns: (webhookId: string) => boolean = () => tr
           case 'CustomerCreated':
             q.upsertPlan.run(e.data.customer_id, e.data.plan);
             return;
+          case 'CustomerWebhookLimitSet':
+            q.setLimit.run(e.data.per_s, e.data.customer_id);
+            touched.add(e.data.customer_id);
+            return;
           case 'WebhookEndpointCreated': {
             const d = e.data;
             if (!owns(d.webhook_id)) return;
@@ -160,6 +164,7 @@ export function webhookProjector(owns: (webhookId: string) => boolean = () => tr
 function statements(db: Database.Database) {
   return {
     upsertPlan: db.prepare('INSERT INTO wh_customers (customer_id, plan) VALUES (?, ?) ON CONFLICT (customer_id) DO UPDATE SET plan = excluded.plan'),
+    setLimit: db.prepare('UPDATE wh_customers SET per_s = ? WHERE customer_id = ?'),
     enabledEndpoints: db.prepare('SELECT webhook_id, events, device_ids FROM wh_endpoints WHERE customer_id = ? AND enabled = 1 AND deleted = 0'),
     customersWithEndpoints: db.prepare('SELECT DISTINCT customer_id FROM wh_endpoints WHERE enabled = 1 AND deleted = 0'),
     insertEndpoint: db.prepare(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCustomer, setCustomerRateLimit } from '../../../core/commands/customers.js';
+import { createCustomer, setCustomerRateLimit, setCustomerWebhookLimit } from '../../../core/commands/customers.js';
 import { sha256Hex } from '../../../core/credentials.js';
 import { streams } from '../../../core/streams.js';
 import { rejection, useCommandStore } from '../../support/command-store.js';
@@ -31,5 +31,16 @@ describe('customer commands', () => {
     expect(await rejection(setCustomerRateLimit(store, clock, 'cus_01jbz3k8x6m2q9w4e7r5t1y0ha', { per_minute: 60, burst: 10 }))).toMatchObject({ kind: 'not_found' });
     expect(await rejection(setCustomerRateLimit(store, clock, customer_id, { per_minute: 0, burst: 10 }))).toMatchObject({ kind: 'invalid' });
     expect(await rejection(setCustomerRateLimit(store, clock, customer_id, { per_minute: 60, burst: 1.5 }))).toMatchObject({ kind: 'invalid' });
+  });
+
+  it('sets and clears an agreed webhook rate, and refuses one that is not a whole number in range or a customer that does not exist', async () => {
+    const { store, clock } = open();
+    const { customer_id } = await createCustomer(store, clock, { name: 'Big', plan: 'enterprise' });
+    await setCustomerWebhookLimit(store, clock, customer_id, 2500);
+    await setCustomerWebhookLimit(store, clock, customer_id, null);
+    const limits = (await store.readStream(streams.tenant(customer_id))).filter((e) => e.type === 'CustomerWebhookLimitSet').map((e) => e.data);
+    expect(limits).toMatchObject([{ per_s: 2500 }, { per_s: null }]);
+    for (const bad of [0, 1.5, 100_001]) expect(await rejection(setCustomerWebhookLimit(store, clock, customer_id, bad))).toMatchObject({ kind: 'invalid' });
+    expect(await rejection(setCustomerWebhookLimit(store, clock, 'cus_01jbz3k8x6m2q9w4e7r5t1y0ha', 10))).toMatchObject({ kind: 'not_found' });
   });
 });

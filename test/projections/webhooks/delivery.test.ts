@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../core/clock.js';
+import { setCustomerWebhookLimit } from '../../../core/commands/customers.js';
 import type { EventToAppend } from '../../../core/event-store/port.js';
 import { SqliteEventStore } from '../../../core/event-store/sqlite.js';
 import type { Plan } from '../../../core/events.js';
@@ -198,6 +199,23 @@ describe('webhook delivery', () => {
       const speeds = got.filter((r) => r.json.device_id === d.deviceId).map((r) => r.json.position.speed_kmh);
       expect(speeds).toEqual([0, 1, 2, 3, 4]);
     }
+  });
+
+  it("holds an Enterprise customer to its agreed rate once it is set", async () => {
+    const s = await setup();
+    const rx = await s.receiver();
+    const big = await s.customer('enterprise');
+    const dev = await s.device(big);
+    await s.endpoint(big, rx, ['position.updated']);
+    await s.delivery.waitFor(await setCustomerWebhookLimit(s.store, s.clock, big, 4));
+    await s.fixes(dev, 12);
+    await rx.waitFor(4);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rx.received).toHaveLength(4);
+    s.clock.advance(1000);
+    await rx.waitFor(8);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(rx.received).toHaveLength(8);
   });
 
   it('holds a Free customer to 10 deliveries a second without dropping any, and a dead receiver of another customer delays nothing', async () => {
