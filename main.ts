@@ -183,6 +183,9 @@ async function commandStart(values: { roles?: string | undefined }): Promise<voi
     platform.ports.teltonika !== null ? `  Teltonika:   tcp://localhost:${platform.ports.teltonika}` : null,
     platform.ports.gt06 !== null ? `  GT06:        tcp://localhost:${platform.ports.gt06}` : null,
     platform.ports.jt808 !== null ? `  JT/T 808:    tcp://localhost:${platform.ports.jt808}` : null,
+    platform.webhooks
+      ? `  Webhooks:    delivering${config.allowPrivateWebhookUrls ? ' (private and plain-http URLs allowed: FLEET_WEBHOOK_ALLOW_PRIVATE)' : ''}; manage them at /v1/webhooks`
+      : null,
     demo ? `  Demo customer ${demo.customer_id}` : null,
     demo?.createdNow ? `  Log in with:  Authorization: Bearer ${demo.api_key}  (shown on this first start only; kept in ${demo.file})` : null,
     demo?.createdNow
