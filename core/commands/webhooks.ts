@@ -16,6 +16,7 @@ import type { EventStore, EventToAppend, LogPosition } from '../event-store/port
 import { WrongExpectedRevisionError } from '../event-store/port.js';
 import { newId, randomUuid } from '../ids.js';
 import { streams } from '../streams.js';
+import { evolveWebhookEndpoint, type WebhookEndpointRow } from '../webhook-endpoint.js';
 import { CommandRejected } from './rejection.js';
 
 export interface WebhookRules {
@@ -164,38 +165,27 @@ export async function rotateWebhookSecret(
  * deleted or an unknown endpoint is not found (the same answer for all three).
  */
 export async function loadWebhook(store: EventStore, customerId: string, webhookId: string): Promise<WebhookState> {
-  let state: WebhookState | null = null;
+  // The endpoint rule the read model uses (core/webhook-endpoint.ts), folded over the stream.
+  let row: WebhookEndpointRow | null = null;
+  let revision = -1n;
   for (const event of await store.readStream(streams.webhook(webhookId))) {
-    if (event.type === 'WebhookEndpointCreated') {
-      if (event.data.customer_id !== customerId) break;
-      const d = event.data;
-      state = {
-        webhook_id: d.webhook_id,
-        customer_id: d.customer_id,
-        url: d.url,
-        events: d.events,
-        device_ids: d.device_ids,
-        description: d.description,
-        enabled: d.enabled,
-        disabled_by_platform: false,
-        revision: event.revision,
-      };
-      continue;
-    }
-    if (!state) continue;
-    state.revision = event.revision;
-    if (event.type === 'WebhookEndpointUpdated') {
-      const { webhook_id: _id, customer_id: _c, updated_at: _at, ...changes } = event.data;
-      Object.assign(state, changes);
-      if (changes.enabled !== undefined) state.disabled_by_platform = false;
-    } else if (event.type === 'WebhookEndpointDisabled') {
-      state.enabled = false;
-      state.disabled_by_platform = true;
-    } else if (event.type === 'WebhookEndpointDeleted') {
-      state = null;
-      break;
-    }
+    row = evolveWebhookEndpoint(row, event);
+    revision = event.revision;
   }
+  const state: WebhookState | null =
+    row && row.customer_id === customerId
+      ? {
+          webhook_id: row.webhook_id,
+          customer_id: row.customer_id,
+          url: row.url,
+          events: row.events,
+          device_ids: row.device_ids,
+          description: row.description,
+          enabled: row.enabled,
+          disabled_by_platform: row.disabled_reason !== null,
+          revision,
+        }
+      : null;
   if (!state) throw new CommandRejected('not_found', 'not_found', `webhook ${webhookId} does not exist`);
   return state;
 }

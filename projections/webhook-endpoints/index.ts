@@ -1,9 +1,9 @@
 /** The webhook endpoints read model: configuration and state of every endpoint, for the management API. */
 import type Database from 'better-sqlite3';
 import type { Projection } from '../projection.js';
-import { evolveWebhookEndpoint, type WebhookEndpointRow } from './evolve.js';
+import { evolveWebhookEndpoint, type WebhookEndpointRow } from '../../core/webhook-endpoint.js';
 
-export { evolveWebhookEndpoint, type WebhookEndpointRow } from './evolve.js';
+export { evolveWebhookEndpoint, type WebhookEndpointRow } from '../../core/webhook-endpoint.js';
 
 const COLUMNS = [
   'webhook_id', 'customer_id', 'url', 'events', 'device_ids', 'description', 'enabled', 'disabled_reason', 'disabled_detail',

@@ -3,7 +3,7 @@
  * shows. The signing secret is never part of it (sealed or not): only when
  * it was last rotated and until when the previous one still signs.
  */
-import type { DomainEvent, WebhookEndpointDisabled } from '../../core/events.js';
+import type { DomainEvent, WebhookEndpointDisabled } from './events.js';
 
 export interface WebhookEndpointRow {
   webhook_id: string;
