@@ -58,88 +58,61 @@ function positionOf(d: PositionRecorded['data']): WebhookPosition {
  */
 export function webhookMessages(event: RecordedEvent, before: DeviceRow | null, after: DeviceRow | null): WebhookMessage[] {
   const sequence = Number(event.position.commit);
+  /** The fields every kind carries, then the kind's own. */
+  const message = (
+    d: { customer_id: string; device_id: string },
+    kind: EventKind,
+    eventId: string,
+    occurredAt: number,
+    common: Pick<WebhookPayload, 'driver_id' | 'severity' | 'position'>,
+    own: Record<string, unknown>,
+  ): WebhookMessage[] => [
+    {
+      customer_id: d.customer_id,
+      device_id: d.device_id,
+      occurred_at: occurredAt,
+      payload: {
+        ...own,
+        event: kind,
+        event_id: eventId,
+        occurred_at: iso(occurredAt),
+        sequence,
+        device_id: d.device_id,
+        device_name: after?.name ?? null,
+        ...common,
+      },
+    },
+  ];
   switch (event.type) {
     case 'PositionRecorded': {
       const d = event.data;
       if (!isPlausibleFix(d)) return [];
-      return [
-        message(d.customer_id, d.device_id, d.fix_time, {
-          event: 'position.updated',
-          event_id: deviceEventId(d.fix_time, `position:${event.id}`),
-          occurred_at: iso(d.fix_time),
-          sequence,
-          device_id: d.device_id,
-          device_name: after?.name ?? null,
-          driver_id: after?.driver_id ?? null,
-          severity: 'info',
-          position: positionOf(d),
-          heading_deg: d.heading_deg,
-          altitude_m: d.altitude_m,
-          satellites: d.satellites,
-          ignition: d.ignition,
-          valid: d.valid,
-        }),
-      ];
+      return message(d, 'position.updated', deviceEventId(d.fix_time, `position:${event.id}`), d.fix_time,
+        { driver_id: after?.driver_id ?? null, severity: 'info', position: positionOf(d) },
+        { heading_deg: d.heading_deg, altitude_m: d.altitude_m, satellites: d.satellites, ignition: d.ignition, valid: d.valid });
     }
     case 'DeviceConnected': {
       if (!after || before?.status === 'online' || after.status !== 'online') return [];
       const d = event.data;
-      return [
-        message(d.customer_id, d.device_id, d.at, {
-          event: 'device.online',
-          event_id: deviceEventId(d.at, `online:${event.id}`),
-          occurred_at: iso(d.at),
-          sequence,
-          device_id: d.device_id,
-          device_name: after.name,
-          driver_id: after.driver_id,
-          severity: 'info',
-          position: null,
-          protocol: d.protocol,
-        }),
-      ];
+      return message(d, 'device.online', deviceEventId(d.at, `online:${event.id}`), d.at,
+        { driver_id: after.driver_id, severity: 'info', position: null },
+        { protocol: d.protocol });
     }
     case 'DeviceDisconnected': {
       if (!after || before?.status !== 'online' || after.status !== 'offline') return [];
       const d = event.data;
-      return [
-        message(d.customer_id, d.device_id, d.at, {
-          event: 'device.offline',
-          event_id: deviceEventId(d.at, `offline:${event.id}`),
-          occurred_at: iso(d.at),
-          sequence,
-          device_id: d.device_id,
-          device_name: after.name,
-          driver_id: after.driver_id,
-          severity: 'low',
-          position: null,
-          last_seen_at: iso(d.last_seen_at),
-          reason: d.reason,
-        }),
-      ];
+      return message(d, 'device.offline', deviceEventId(d.at, `offline:${event.id}`), d.at,
+        { driver_id: after.driver_id, severity: 'low', position: null },
+        { last_seen_at: iso(d.last_seen_at), reason: d.reason });
     }
     case 'DeviceEventRaised': {
       const d = event.data;
-      return [
-        message(d.customer_id, d.device_id, d.occurred_at, {
-          ...d.fields,
-          event: d.kind,
-          event_id: d.event_id,
-          occurred_at: iso(d.occurred_at),
-          sequence,
-          device_id: d.device_id,
-          device_name: after?.name ?? null,
-          driver_id: d.driver_id,
-          severity: d.severity,
-          position: d.position ? { lat: d.position.lat, lng: d.position.lng, speed_kmh: d.position.speed_kmh, timestamp: iso(d.position.timestamp) } : null,
-        }),
-      ];
+      const p = d.position;
+      return message(d, d.kind, d.event_id, d.occurred_at,
+        { driver_id: d.driver_id, severity: d.severity, position: p ? { lat: p.lat, lng: p.lng, speed_kmh: p.speed_kmh, timestamp: iso(p.timestamp) } : null },
+        d.fields);
     }
     default:
       return [];
   }
-}
-
-function message(customerId: string, deviceId: string, occurredAt: number, payload: WebhookPayload): WebhookMessage {
-  return { customer_id: customerId, device_id: deviceId, occurred_at: occurredAt, payload };
 }
