@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { streams } from '../../core/streams.js';
-import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { bearer, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
 
 let h: ApiHarness;
@@ -13,7 +13,7 @@ afterEach(async () => {
   await h.close();
 });
 
-const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+const auth = bearer;
 
 async function createKey(adminKey: string, body: unknown) {
   return h.app.inject({ method: 'POST', url: '/v1/api-keys', headers: auth(adminKey), payload: body as object });

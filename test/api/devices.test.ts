@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { imeiFrom } from '../../core/imei.js';
-import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { bearer, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
 
 const IMEI_A = imeiFrom('35693803564380'); // 356938035643809
@@ -16,9 +16,7 @@ afterEach(async () => {
   await h.close();
 });
 
-function auth(key: string) {
-  return { authorization: `Bearer ${key}` };
-}
+const auth = bearer;
 
 describe('POST /v1/devices', () => {
   it('registers a device: 201, Location, and the device as GET returns it', async () => {

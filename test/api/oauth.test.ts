@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../core/credentials.js';
 import { streams } from '../../core/streams.js';
-import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { bearer, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
 
 let h: ApiHarness;
@@ -14,7 +14,7 @@ afterEach(async () => {
   await h.close();
 });
 
-const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+const auth = bearer;
 
 /** A customer with an OAuth client holding `scopes`. */
 async function customerWithClient(scopes: string[] = ['devices:write', 'positions:read']) {

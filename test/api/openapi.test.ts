@@ -8,7 +8,7 @@ import { EVENT_KINDS } from '../../core/alarms.js';
 import { loadConfig } from '../../core/config.js';
 import { silentLogger } from '../../core/logger.js';
 import { startPlatform } from '../../main.js';
-import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { bearer, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { freePorts } from '../support/ports.js';
 import { ResponseValidator, expectDocumented, loadOpenApi, type OpenApiDocument } from '../support/openapi.js';
 
@@ -24,7 +24,7 @@ afterAll(async () => {
   await h.close();
 });
 
-const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+const auth = bearer;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** Every route Fastify knows, rebuilt from printRoutes' tree (children print their path relative to the parent). */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setCustomerRateLimit } from '../../core/commands/customers.js';
 import type { HarnessOptions } from '../support/api-harness.js';
-import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { bearer, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
 
 let h: ApiHarness;
@@ -13,7 +13,7 @@ async function start(options: HarnessOptions = {}) {
   h = await startApiHarness(options);
 }
 
-const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+const auth = bearer;
 const list = (key: string) => h.app.inject({ method: 'GET', url: '/v1/devices?limit=1', headers: auth(key) });
 
 /** Sends `n` requests and returns the status codes. */

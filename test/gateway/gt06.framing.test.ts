@@ -5,6 +5,7 @@
  * but DecodeError.
  */
 import { describe, expect, it } from 'vitest';
+import { checkAccounting } from '../support/decoding.js';
 import { toBcd } from '../../gateway/codec/bcd.js';
 import { DecodeError } from '../../gateway/codec/reader.js';
 import type { SessionInfo } from '../../gateway/protocol.js';
@@ -29,14 +30,6 @@ const wholeFrames = corpus.filter(({ bytes }) => {
 const LOGIN = '78780d010352887071911998000479d00d0a';
 /** The 15-byte login of corpus #53: no serial, no CRC. */
 const SHORT_LOGIN = '78780d0103563140414198583c0d0a';
-
-/** Every byte up to `consumed` is in a frame or counted as skipped. */
-function checkAccounting(buf: Buffer, split: ReturnType<typeof splitFrames>): void {
-  const inFrames = split.frames.reduce((n, f) => n + f.length, 0);
-  expect(split.consumed).toBeLessThanOrEqual(buf.length);
-  expect(inFrames + split.skipped).toBe(split.consumed);
-  expect(split.fatal).toBeUndefined();
-}
 
 /** Feeds reads one after another the way the server does: the unconsumed remainder, then the next read. */
 function feed(reads: Buffer[]): { frames: string[]; skipped: number; pending: number } {

@@ -4,9 +4,9 @@
  * and the time request is answered with the server clock.
  */
 import { describe, expect, it } from 'vitest';
+import { refusal } from '../support/decoding.js';
 import type { DeviceAlarmKind } from '../../core/alarms.js';
 import { crc16X25 } from '../../gateway/codec/crc.js';
-import { DecodeError } from '../../gateway/codec/reader.js';
 import type { SessionInfo } from '../../gateway/protocol.js';
 import { shortPacket } from '../../gateway/protocols/gt06/ack.js';
 import { timezoneOf } from '../../gateway/protocols/gt06/decode.js';
@@ -43,16 +43,6 @@ function expectedEcho(proto: number, serial: number): string {
   const body = Buffer.from([0x05, proto, serial >> 8, serial & 0xff]);
   const crc = crc16X25(body);
   return `7878${body.toString('hex')}${crc.toString(16).padStart(4, '0')}0d0a`;
-}
-
-function refusal(fn: () => unknown): DecodeError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof DecodeError) return err;
-    throw err;
-  }
-  throw new Error('expected a DecodeError');
 }
 
 describe('GT06 encoder -> decoder', () => {

@@ -4,6 +4,7 @@
  * accounts for every byte; the decoder throws nothing but DecodeError.
  */
 import { describe, expect, it } from 'vitest';
+import { checkAccounting } from '../support/decoding.js';
 import { DecodeError } from '../../gateway/codec/reader.js';
 import type { SessionInfo } from '../../gateway/protocol.js';
 import { encodeMessage } from '../../gateway/protocols/jt808/ack.js';
@@ -38,13 +39,6 @@ function feed(reads: Buffer[], maxFrameBytes = MAX_FRAME_BYTES): { frames: Buffe
     pending = buf.subarray(split.consumed);
   }
   return { frames, skipped, pending };
-}
-
-/** Every byte up to `consumed` is in a frame or counted as skipped. */
-function checkAccounting(buf: Buffer, split: ReturnType<typeof splitFrames>): void {
-  const inFrames = split.frames.reduce((n, f) => n + f.length, 0);
-  expect(split.consumed).toBeLessThanOrEqual(buf.length);
-  expect(inFrames + split.skipped).toBe(split.consumed);
 }
 
 function simulatedFrames(n: number): Buffer[] {

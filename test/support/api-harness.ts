@@ -93,3 +93,8 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     },
   };
 }
+
+/** The Authorization header of a bearer credential. */
+export function bearer(credential: string): { authorization: string } {
+  return { authorization: `Bearer ${credential}` };
+}
