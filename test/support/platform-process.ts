@@ -4,11 +4,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePorts } from './ports.js';
 
-export const MAIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'main.js');
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** dist/main.js from the test sources (vitest) and from their compiled copy in dist/test (benches). */
+export const MAIN = basename(ROOT) === 'dist' ? join(ROOT, 'main.js') : join(ROOT, 'dist', 'main.js');
 
 export interface PlatformEnv extends NodeJS.ProcessEnv {
   FLEET_DATA_DIR: string;
