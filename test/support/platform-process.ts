@@ -46,9 +46,10 @@ export interface PlatformProcess {
 }
 
 /** Starts `fleet start` and resolves once it says it is running (rejects if it exits first). */
-export function startPlatformProcess(env: NodeJS.ProcessEnv, args: string[] = []): Promise<PlatformProcess> {
+/** `nodeArgs`: flags for node itself (a bench's --cpu-prof), before the script. */
+export function startPlatformProcess(env: NodeJS.ProcessEnv, args: string[] = [], nodeArgs: string[] = []): Promise<PlatformProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
