@@ -37,6 +37,9 @@ export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
 const TICK_MS = 50;
 const FLUSH_MS = 10;
 const MAX_IN_FLIGHT_TOTAL = 4096;
+/** Rows a scan reads beyond the ones in flight and the ones it may start: the first try, then the most. */
+const SHORT_SCAN_SLACK = 8;
+const SCAN_SLACK = 64;
 /** A pending delivery with fewer failed attempts than this holds back the later ones of its lane (about 35 minutes of outage). */
 export const LANE_HOLDING_ATTEMPTS = 3;
 
@@ -227,41 +230,52 @@ export class WebhookDispatcher {
       const tokens = Math.floor(tokensAt(lane, now) + 1e-9);
       if (tokens < 1) continue;
       lane.dirty = false;
-      const rows = this.q.due.all(customerId, now, Math.min(room, tokens) + lane.queue.pending + lane.queue.size + 64) as DueKey[];
+      // A short scan first (the heads of free lanes are usually among the first rows); only when it
+      // starts nothing, the long one the slack of SCAN_SLACK rows behind busy lanes allows.
+      const inQueue = lane.queue.pending + lane.queue.size;
+      const want = Math.min(room, tokens);
+      const short = want + inQueue + SHORT_SCAN_SLACK;
+      const rows = this.q.due.all(customerId, now, short) as DueKey[];
       if (rows.length === 0) {
         this.idle(customerId, lane);
         continue;
       }
-      let started = 0;
-      // Per lane, the lowest seq known in this pass to hold it (a pending earlier delivery or one
-      // in flight): every later row of the lane waits for it.
-      const holder = new Map<string, number>();
-      // Lanes that started a delivery in this pass: none of their other rows starts in it.
-      const startedLanes = new Set<string>();
-      for (const key of rows) {
-        if (started >= room) break;
-        if (this.inFlight.has(key.delivery_id)) continue;
-        const laneKey = `${key.webhook_id}\u0000${key.device_id}`;
-        if (startedLanes.has(laneKey) || this.held(laneKey, key, holder)) continue;
-        if (!take(lane.bucket, { capacity: lane.perS, perMinute: lane.perS * 60 }, now).allowed) {
-          lane.dirty = true;
-          break;
-        }
-        const row = { ...key, ...(this.q.sendable.get(key.seq) as Omit<DueRow, keyof DueKey>) };
-        this.inFlight.add(row.delivery_id);
-        if (row.attempts < LANE_HOLDING_ATTEMPTS) {
-          let seqs = this.holdingInFlight.get(laneKey);
-          if (!seqs) this.holdingInFlight.set(laneKey, (seqs = new Set()));
-          seqs.add(row.seq);
-        }
-        startedLanes.add(laneKey);
-        started += 1;
-        void lane.queue.add(() => this.attempt(row));
+      if (this.startDue(rows, lane, room, now) === 0 && rows.length === short) {
+        this.startDue(this.q.due.all(customerId, now, want + inQueue + SCAN_SLACK) as DueKey[], lane, room, now);
       }
-      // More rows than this scan read may be startable.
-      if (started >= room || rows.length === Math.min(room, tokens) + lane.queue.pending + lane.queue.size + 64) lane.dirty = true;
     }
     if (now - this.lastPrune > 600_000) this.prune(now);
+  }
+
+  /** Starts the rows the lane order, the customer's tokens and `room` allow, in scan order; returns how many. */
+  private startDue(rows: DueKey[], lane: CustomerLane, room: number, now: number): number {
+    let started = 0;
+    // Per lane, the lowest seq known in this pass to hold it (a pending earlier delivery or one
+    // in flight): every later row of the lane waits for it.
+    const holder = new Map<string, number>();
+    // Lanes that started a delivery in this pass: none of their other rows starts in it.
+    const startedLanes = new Set<string>();
+    for (const key of rows) {
+      if (started >= room) break;
+      if (this.inFlight.has(key.delivery_id)) continue;
+      const laneKey = `${key.webhook_id}\u0000${key.device_id}`;
+      if (startedLanes.has(laneKey) || this.held(laneKey, key, holder)) continue;
+      if (!take(lane.bucket, { capacity: lane.perS, perMinute: lane.perS * 60 }, now).allowed) {
+        lane.dirty = true;
+        break;
+      }
+      const row = { ...key, ...(this.q.sendable.get(key.seq) as Omit<DueRow, keyof DueKey>) };
+      this.inFlight.add(row.delivery_id);
+      if (row.attempts < LANE_HOLDING_ATTEMPTS) {
+        let seqs = this.holdingInFlight.get(laneKey);
+        if (!seqs) this.holdingInFlight.set(laneKey, (seqs = new Set()));
+        seqs.add(row.seq);
+      }
+      startedLanes.add(laneKey);
+      started += 1;
+      void lane.queue.add(() => this.attempt(row));
+    }
+    return started;
   }
 
   /**
