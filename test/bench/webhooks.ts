@@ -108,38 +108,41 @@ async function http<T>(base: string, apiKey: string, method: string, path: strin
   return (await res.json()) as T;
 }
 
-/**
- * Every device sends `perDeviceS` fixes a second, on a schedule (not after the ack plus a
- * pause), so the offered rate holds while acks are slow; a device behind schedule sends at once.
- */
-async function drive(
-  devices: BenchDevice[],
-  port: Record<ProtocolName, number>,
-  perDeviceS: number,
-  seconds: number,
-  pointsPerFrame: number,
-): Promise<{ points: number; seconds: number; reconnects: number }> {
-  let points = 0;
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  const sims = devices.map((d) => {
+/** One simulated unit per bench device, kept across the phases (connections and JT/T 808 auth codes stay, as on a real fleet). */
+function simulate(devices: BenchDevice[], port: Record<ProtocolName, number>, pointsPerFrame: number, onAck: (points: number) => void): SimulatedDevice[] {
+  return devices.map((d) => {
     const encoder = encoders[d.protocol];
-    const perFrame = Math.min(pointsPerFrame, encoder.maxPointsPerFrame);
-    const device = new SimulatedDevice({
+    return new SimulatedDevice({
       host: '127.0.0.1',
       port: port[d.protocol],
       encoder,
       ctx: { imei: d.info.imei, terminalId: d.info.terminalId },
       route: new LiveRoute({ seed: d.info.index + 1, startLat: 56.95, startLng: 24.1, startTime: Date.now(), harshBrakeChance: 0 }),
-      pointsPerFrame: perFrame,
+      pointsPerFrame: Math.min(pointsPerFrame, encoder.maxPointsPerFrame),
       ackTimeoutMs: 30_000,
-      onAck: (acked) => (points += acked.length),
+      onAck: (acked) => onAck(acked.length),
     });
-    return { device, intervalMs: (1000 * perFrame) / perDeviceS };
   });
-  const reconnectsBefore = 0;
+}
+
+/**
+ * Every device sends `perDeviceS` fixes a second, on a schedule (not after the ack plus a
+ * pause), so the offered rate holds while acks are slow; a device behind schedule sends at once.
+ */
+async function drive(
+  sims: SimulatedDevice[],
+  acked: () => number,
+  pointsPerFrame: number[],
+  perDeviceS: number,
+  seconds: number,
+): Promise<{ points: number; seconds: number; reconnects: number }> {
+  const before = acked();
+  const reconnectsBefore = sims.reduce((n, d) => n + d.reconnects, 0);
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
   await Promise.all(
-    sims.map(async ({ device, intervalMs }, i) => {
+    sims.map(async (device, i) => {
+      const intervalMs = (1000 * pointsPerFrame[i]!) / perDeviceS;
       // Spread the devices' first frames over one interval.
       let next = started + (intervalMs * i) / sims.length;
       while (performance.now() < deadline) {
@@ -148,10 +151,13 @@ async function drive(
         next += intervalMs;
         if (!(await device.step())) await sleep(200);
       }
-      device.stop();
     }),
   );
-  return { points, seconds: (performance.now() - started) / 1000, reconnects: sims.reduce((n, s) => n + s.device.reconnects, reconnectsBefore) };
+  return {
+    points: acked() - before,
+    seconds: (performance.now() - started) / 1000,
+    reconnects: sims.reduce((n, d) => n + d.reconnects, 0) - reconnectsBefore,
+  };
 }
 
 function cpuS(u: NodeJS.CpuUsage): number {
@@ -181,8 +187,7 @@ async function phase(
   o: WebhookBenchOptions,
   receiver: Receiver,
   platform: PlatformProcess,
-  devices: BenchDevice[],
-  ports: Record<ProtocolName, number>,
+  fleet: { sims: SimulatedDevice[]; acked: () => number; pointsPerFrame: number[] },
   perCustomerS: number,
 ): Promise<{ deliveredPerS: number; offered: number; acked: number; stats: ReceiverStats; drained: ReceiverStats }> {
   await receiver.ask({ cmd: 'reset' });
@@ -196,7 +201,7 @@ async function phase(
   const marker = setTimeout(() => {
     void receiver.ask({ cmd: 'stats' }).then((s) => (windowStart = { at: performance.now(), total: s.total }));
   }, warmupS * 1000);
-  const load = await drive(devices, ports, perCustomerS / o.devicesPerCustomer, o.seconds, o.pointsPerFrame);
+  const load = await drive(fleet.sims, fleet.acked, fleet.pointsPerFrame, perCustomerS / o.devicesPerCustomer, o.seconds);
   clearTimeout(marker);
   const end = await receiver.ask({ cmd: 'stats' });
   const endAt = performance.now();
@@ -281,8 +286,12 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<void> {
     const gatewayPorts = { teltonika: ports.teltonika, gt06: ports.gt06, jt808: ports.jt808 };
 
     const limit = o.customers * PRO_PER_S;
-    const throughput = await phase('throughput', o, receiver, platform, devices, gatewayPorts, PRO_PER_S * o.overload);
-    const latency = await phase('latency', o, receiver, platform, devices, gatewayPorts, PRO_PER_S / 2);
+    let ackedPoints = 0;
+    const sims = simulate(devices, gatewayPorts, o.pointsPerFrame, (n) => (ackedPoints += n));
+    const fleet = { sims, acked: () => ackedPoints, pointsPerFrame: devices.map((d) => Math.min(o.pointsPerFrame, encoders[d.protocol].maxPointsPerFrame)) };
+    const throughput = await phase('throughput', o, receiver, platform, fleet, PRO_PER_S * o.overload);
+    const latency = await phase('latency', o, receiver, platform, fleet, PRO_PER_S / 2);
+    for (const sim of sims) sim.stop();
 
     const { rssMb } = procUsage(platform.child.pid!);
     await platform.stop();
