@@ -28,6 +28,11 @@ export function fullBucket(limits: BucketLimits, now: number): BucketState {
   return { tokens: limits.capacity, at: now };
 }
 
+/** The tokens the bucket holds at `now`, refilled for the time elapsed; takes none and changes nothing. */
+export function availableTokens(state: BucketState, limits: BucketLimits, now: number): number {
+  return Math.min(limits.capacity, state.tokens + Math.max(0, now - state.at) * (limits.perMinute / 60_000));
+}
+
 /** Refills for the time elapsed, then takes one token if there is one. Mutates `state`. */
 export function take(state: BucketState, limits: BucketLimits, now: number): TakeResult {
   const perMs = limits.perMinute / 60_000;
@@ -67,7 +72,7 @@ export class TokenBucket {
   /** Milliseconds until a token is there (0: now); takes nothing. */
   waitMs(now: number): number {
     this.state ??= fullBucket(this.limits, now);
-    const tokens = Math.min(this.limits.capacity, this.state.tokens + Math.max(0, now - this.state.at) * (this.perSecond / 1000));
+    const tokens = availableTokens(this.state, this.limits, now);
     return tokens >= 1 - 1e-9 ? 0 : Math.ceil(((1 - tokens) / this.perSecond) * 1000);
   }
 }

@@ -22,7 +22,7 @@ import type { EventStore } from '../../core/event-store/port.js';
 import type { Plan } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
 import type { SecretBox } from '../../core/secret-box.js';
-import { fullBucket, take, type BucketState } from '../../core/token-bucket.js';
+import { availableTokens, fullBucket, take, type BucketState } from '../../core/token-bucket.js';
 import { createWebhookAgents, type AttemptResult, type WebhookAgents } from './post-attempt.js';
 import { honoursRetryAfter, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js';
 import { sendSigned } from './send.js';
@@ -37,6 +37,9 @@ export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
 const TICK_MS = 50;
 const FLUSH_MS = 10;
 const MAX_IN_FLIGHT_TOTAL = 4096;
+/** Rows a scan reads beyond the ones in flight and the ones it may start: the first try, then the most. */
+const SHORT_SCAN_SLACK = 8;
+const SCAN_SLACK = 64;
 /** A pending delivery with fewer failed attempts than this holds back the later ones of its lane (about 35 minutes of outage). */
 export const LANE_HOLDING_ATTEMPTS = 3;
 
@@ -58,7 +61,8 @@ export interface DispatcherOptions {
   onOutcome?: (outcomes: readonly Outcome[]) => void;
 }
 
-interface DueRow {
+/** A due delivery as the pump's scan reads it. */
+interface DueKey {
   seq: number;
   delivery_id: string;
   webhook_id: string;
@@ -66,8 +70,11 @@ interface DueRow {
   device_id: string;
   event_id: string;
   kind: string;
-  body: string;
   attempts: number;
+}
+
+interface DueRow extends DueKey {
+  body: string;
   url: string;
   secret: string;
   previous_secret: string | null;
@@ -84,6 +91,11 @@ export interface Outcome {
 interface CustomerLane {
   /** Nothing of this customer is due before this time (0: look now). */
   nextDueAt: number;
+  /**
+   * Something may have changed since its last scan: new deliveries, an outcome committed, tokens
+   * it ran out of, or time (every tick marks all). A pump between ticks scans only these.
+   */
+  dirty: boolean;
   bucket: BucketState;
   perS: number;
   queue: PQueue;
@@ -92,6 +104,12 @@ interface CustomerLane {
 export class WebhookDispatcher {
   private readonly customers = new Map<string, CustomerLane>();
   private readonly inFlight = new Set<string>();
+  /**
+   * Per lane (endpoint, device), the seqs of its deliveries in flight that hold it (fewer than
+   * LANE_HOLDING_ATTEMPTS attempts): the database still has them pending, so a later row of the
+   * lane is held without asking it.
+   */
+  private readonly holdingInFlight = new Map<string, Set<number>>();
   private readonly outcomes: Outcome[] = [];
   private readonly openedSecrets = new Map<string, string>();
   private readonly q;
@@ -112,16 +130,22 @@ export class WebhookDispatcher {
     const db = o.db;
     this.q = {
       customersWithWork: db.prepare('SELECT DISTINCT customer_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL').pluck(),
+      // The scan reads keys only: most due rows are skipped (their lane is busy), so the body and the
+      // endpoint's url and secrets are read for the rows that start (`sendable`).
       due: db.prepare(
-        `SELECT d.seq, d.delivery_id, d.webhook_id, d.customer_id, d.device_id, d.event_id, d.kind, d.body, d.attempts,
-                e.url, e.secret, e.previous_secret, e.previous_valid_until
+        `SELECT d.seq, d.delivery_id, d.webhook_id, d.customer_id, d.device_id, d.event_id, d.kind, d.attempts
          FROM wh_deliveries d JOIN wh_endpoints e ON e.webhook_id = d.webhook_id
          WHERE d.customer_id = ? AND d.next_attempt_at IS NOT NULL AND d.next_attempt_at <= ? AND e.enabled = 1
          ORDER BY d.next_attempt_at, d.seq LIMIT ?`,
       ),
-      // An earlier delivery of the lane still pending (in flight, or waiting for its retry) and still holding it.
+      sendable: db.prepare(
+        `SELECT d.body, e.url, e.secret, e.previous_secret, e.previous_valid_until
+         FROM wh_deliveries d JOIN wh_endpoints e ON e.webhook_id = d.webhook_id WHERE d.seq = ?`,
+      ),
+      // The first earlier delivery of the lane still pending (in flight, or waiting for its retry) and still holding it.
       heldBy: db.prepare(
-        `SELECT 1 FROM wh_deliveries WHERE webhook_id = ? AND device_id = ? AND next_attempt_at IS NOT NULL AND seq < ? AND attempts < ${LANE_HOLDING_ATTEMPTS} LIMIT 1`,
+        `SELECT seq FROM wh_deliveries WHERE webhook_id = ? AND device_id = ? AND next_attempt_at IS NOT NULL AND seq < ? AND attempts < ${LANE_HOLDING_ATTEMPTS}
+         ORDER BY seq LIMIT 1`,
       ).pluck(),
       nextDue: db.prepare('SELECT min(next_attempt_at) FROM wh_deliveries WHERE customer_id = ? AND next_attempt_at IS NOT NULL').pluck(),
       limit: db.prepare('SELECT plan, per_s FROM wh_customers WHERE customer_id = ?'),
@@ -141,7 +165,10 @@ export class WebhookDispatcher {
 
   start(): void {
     for (const c of this.q.customersWithWork.all() as string[]) this.lane(c);
-    this.timer = setInterval(() => this.pump(), TICK_MS);
+    this.timer = setInterval(() => {
+      for (const lane of this.customers.values()) lane.dirty = true;
+      this.pump();
+    }, TICK_MS);
     this.timer.unref();
     this.pump();
   }
@@ -153,6 +180,7 @@ export class WebhookDispatcher {
       lane.nextDueAt = 0;
       lane.perS = this.perSecond(c);
       lane.queue.concurrency = concurrencyFor(lane.perS);
+      lane.dirty = true;
     }
     this.schedulePump();
   }
@@ -179,6 +207,7 @@ export class WebhookDispatcher {
       const perS = this.perSecond(customerId);
       lane = {
         nextDueAt: 0,
+        dirty: true,
         perS,
         // One second of burst: a quiet customer's first events leave at once.
         bucket: fullBucket({ capacity: perS, perMinute: perS * 60 }, this.o.clock.now()),
@@ -203,30 +232,81 @@ export class WebhookDispatcher {
     if (this.stopped) return;
     const now = this.o.clock.now();
     for (const [customerId, lane] of this.customers) {
-      if (lane.nextDueAt > now) continue;
+      if (lane.nextDueAt > now || !lane.dirty) continue;
       const room = Math.min(lane.queue.concurrency * 2 - lane.queue.size - lane.queue.pending, MAX_IN_FLIGHT_TOTAL - this.inFlight.size);
       if (room <= 0) continue;
-      const rows = this.q.due.all(customerId, now, room + lane.queue.pending + lane.queue.size + 64) as DueRow[];
+      // No token: nothing could start, so no scan (the customer stays dirty for the next pump).
+      const tokens = Math.floor(availableTokens(lane.bucket, { capacity: lane.perS, perMinute: lane.perS * 60 }, now) + 1e-9);
+      if (tokens < 1) continue;
+      lane.dirty = false;
+      // A short scan first (the heads of free lanes are usually among the first rows); only when it
+      // starts nothing, the long one the slack of SCAN_SLACK rows behind busy lanes allows.
+      const inQueue = lane.queue.pending + lane.queue.size;
+      const want = Math.min(room, tokens);
+      const short = want + inQueue + SHORT_SCAN_SLACK;
+      const rows = this.q.due.all(customerId, now, short) as DueKey[];
       if (rows.length === 0) {
         this.idle(customerId, lane);
         continue;
       }
-      let started = 0;
-      // Lanes that started a delivery in this pass: their later rows wait for it.
-      const startedLanes = new Set<string>();
-      for (const row of rows) {
-        if (started >= room) break;
-        if (this.inFlight.has(row.delivery_id)) continue;
-        const laneKey = `${row.webhook_id}\u0000${row.device_id}`;
-        if (startedLanes.has(laneKey) || this.q.heldBy.get(row.webhook_id, row.device_id, row.seq) !== undefined) continue;
-        if (!take(lane.bucket, { capacity: lane.perS, perMinute: lane.perS * 60 }, now).allowed) break;
-        this.inFlight.add(row.delivery_id);
-        startedLanes.add(laneKey);
-        started += 1;
-        void lane.queue.add(() => this.attempt(row));
+      if (this.startDue(rows, lane, room, now) === 0 && rows.length === short) {
+        this.startDue(this.q.due.all(customerId, now, want + inQueue + SCAN_SLACK) as DueKey[], lane, room, now);
       }
     }
     if (now - this.lastPrune > 600_000) this.prune(now);
+  }
+
+  /** Starts the rows the lane order, the customer's tokens and `room` allow, in scan order; returns how many. */
+  private startDue(rows: DueKey[], lane: CustomerLane, room: number, now: number): number {
+    let started = 0;
+    // Per lane, the lowest seq known in this pass to hold it (a pending earlier delivery or one
+    // in flight): every later row of the lane waits for it.
+    const holder = new Map<string, number>();
+    // Lanes that started a delivery in this pass: none of their other rows starts in it.
+    const startedLanes = new Set<string>();
+    for (const key of rows) {
+      if (started >= room) break;
+      if (this.inFlight.has(key.delivery_id)) continue;
+      const laneKey = `${key.webhook_id}\u0000${key.device_id}`;
+      if (startedLanes.has(laneKey) || this.held(laneKey, key, holder)) continue;
+      if (!take(lane.bucket, { capacity: lane.perS, perMinute: lane.perS * 60 }, now).allowed) {
+        lane.dirty = true;
+        break;
+      }
+      const row = { ...key, ...(this.q.sendable.get(key.seq) as Omit<DueRow, keyof DueKey>) };
+      this.inFlight.add(row.delivery_id);
+      if (row.attempts < LANE_HOLDING_ATTEMPTS) {
+        let seqs = this.holdingInFlight.get(laneKey);
+        if (!seqs) this.holdingInFlight.set(laneKey, (seqs = new Set()));
+        seqs.add(row.seq);
+      }
+      startedLanes.add(laneKey);
+      started += 1;
+      void lane.queue.add(() => this.attempt(row));
+    }
+    return started;
+  }
+
+  /**
+   * Whether an earlier pending delivery of the lane holds this one: known from this pass or from
+   * the deliveries in flight, else asked of the database (then remembered for the pass).
+   */
+  private held(laneKey: string, key: DueKey, holder: Map<string, number>): boolean {
+    const known = holder.get(laneKey);
+    if (known !== undefined && known < key.seq) return true;
+    const flying = this.holdingInFlight.get(laneKey);
+    if (flying) {
+      let min = Infinity;
+      for (const seq of flying) if (seq < min) min = seq;
+      if (min < key.seq) {
+        holder.set(laneKey, Math.min(min, known ?? Infinity));
+        return true;
+      }
+    }
+    const seq = this.q.heldBy.get(key.webhook_id, key.device_id, key.seq) as number | undefined;
+    if (seq === undefined) return false;
+    holder.set(laneKey, Math.min(seq, known ?? Infinity));
+    return true;
   }
 
   /** Nothing due: sleep until the customer's next retry, or forget it when it has nothing left. */
@@ -309,7 +389,14 @@ export class WebhookDispatcher {
         this.q.settle.run(o.attempt, state, next, o.at, result.status, result.error, Math.round(result.latencyMs), row.delivery_id);
       }
     })();
-    for (const o of batch) this.inFlight.delete(o.row.delivery_id);
+    for (const o of batch) {
+      this.inFlight.delete(o.row.delivery_id);
+      const customer = this.customers.get(o.row.customer_id);
+      if (customer) customer.dirty = true;
+      const laneKey = `${o.row.webhook_id}\u0000${o.row.device_id}`;
+      const seqs = this.holdingInFlight.get(laneKey);
+      if (seqs?.delete(o.row.seq) && seqs.size === 0) this.holdingInFlight.delete(laneKey);
+    }
     this.o.onOutcome?.(batch);
     const disabled = new Set<string>();
     for (const d of disable) {

@@ -1,9 +1,10 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] [--rounds R] | decode | api [--devices N] [--duration S] [--rounds R] | geofences */
+/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] [--rounds R] | decode | api [--devices N] [--duration S] [--rounds R] | geofences | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
 import { runGeofenceBench } from './geofences.js';
 import { runIngestBench } from './ingest.js';
+import { runWebhookBench } from './webhooks.js';
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -13,6 +14,8 @@ async function main(): Promise<void> {
       duration: { type: 'string' },
       'points-per-frame': { type: 'string', default: '1' },
       rounds: { type: 'string', default: '2' },
+      customers: { type: 'string' },
+      overload: { type: 'string' },
     },
   });
   const which = positionals.length > 0 ? positionals : ['decode', 'ingest', 'api'];
@@ -25,7 +28,15 @@ async function main(): Promise<void> {
       await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5), Number(values.rounds));
       runGeofenceBench();
     } else if (name === 'geofences') runGeofenceBench();
-    else throw new Error(`unknown benchmark ${name}; try ingest, decode, api or geofences`);
+    else if (name === 'webhooks') {
+      await runWebhookBench({
+        customers: Number(values.customers ?? 60),
+        devicesPerCustomer: Number(values.devices ?? 3),
+        seconds: Number(values.duration ?? 15),
+        pointsPerFrame: Number(values['points-per-frame']),
+        overload: Number(values.overload ?? 1.5),
+      });
+    } else throw new Error(`unknown benchmark ${name}; try ingest, decode, api, geofences or webhooks`);
   }
 }
 

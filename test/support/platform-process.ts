@@ -4,11 +4,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePorts } from './ports.js';
 
-export const MAIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'main.js');
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** dist/main.js from the test sources (vitest) and from their compiled copy in dist/test (benches). */
+export const MAIN = basename(ROOT) === 'dist' ? join(ROOT, 'main.js') : join(ROOT, 'dist', 'main.js');
 
 export interface PlatformEnv extends NodeJS.ProcessEnv {
   FLEET_DATA_DIR: string;
@@ -44,9 +46,10 @@ export interface PlatformProcess {
 }
 
 /** Starts `fleet start` and resolves once it says it is running (rejects if it exits first). */
-export function startPlatformProcess(env: NodeJS.ProcessEnv, args: string[] = []): Promise<PlatformProcess> {
+/** `nodeArgs`: flags for node itself (a bench's --cpu-prof), before the script. */
+export function startPlatformProcess(env: NodeJS.ProcessEnv, args: string[] = [], nodeArgs: string[] = []): Promise<PlatformProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
