@@ -13,8 +13,10 @@ import { openPrivateSqlite } from '../../core/private-files.js';
 
 export function openDeliveryDb(path: string): Database.Database {
   const db = openPrivateSqlite(path);
-  // Unlike read models, a lost commit here is not rebuilt from the log: attempts must not be forgotten.
-  db.pragma('synchronous = FULL');
+  // NORMAL (no fsync per commit, on the main thread) keeps every commit across a kill -9. A power
+  // loss may drop the last commits: deliveries go with the checkpoint they were committed with, so
+  // the projector queues them again; a lost outcome sends its attempt again. Both stay at least once.
+  db.pragma('synchronous = NORMAL');
   db.exec(`
     CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, stream TEXT NOT NULL, event TEXT NOT NULL);

@@ -22,7 +22,7 @@ import type { EventStore } from '../../core/event-store/port.js';
 import type { Plan } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
 import type { SecretBox } from '../../core/secret-box.js';
-import { availableTokens, fullBucket, take, type BucketState } from '../../core/token-bucket.js';
+import { availableTokens, fullBucket, take, type BucketLimits, type BucketState } from '../../core/token-bucket.js';
 import { createWebhookAgents, type AttemptResult, type WebhookAgents } from './post-attempt.js';
 import { honoursRetryAfter, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js';
 import { sendSigned } from './send.js';
@@ -42,6 +42,15 @@ const SHORT_SCAN_SLACK = 8;
 const SCAN_SLACK = 64;
 /** A pending delivery with fewer failed attempts than this holds back the later ones of its lane (about 35 minutes of outage). */
 export const LANE_HOLDING_ATTEMPTS = 3;
+
+/**
+ * A customer's bucket: `perS` a second, and at most a tenth of a second's worth
+ * at once, so no one-second window ever holds more than `perS` plus that
+ * (Free: 11 at most where the plan says 10).
+ */
+function bucketLimits(perS: number): BucketLimits {
+  return { capacity: Math.max(1, Math.ceil(perS / 10)), perMinute: perS * 60 };
+}
 
 /** Requests in flight for one customer: enough to reach its rate against a slow receiver, bounded so sockets stay few. */
 function concurrencyFor(perS: number): number {
@@ -130,12 +139,16 @@ export class WebhookDispatcher {
     const db = o.db;
     this.q = {
       customersWithWork: db.prepare('SELECT DISTINCT customer_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL').pluck(),
-      // The scan reads keys only: most due rows are skipped (their lane is busy), so the body and the
-      // endpoint's url and secrets are read for the rows that start (`sendable`).
+      // Due rows that no earlier pending row of their lane holds: the heads of the lanes. Rows a
+      // head holds are never returned, so however long a lane's backlog, the next lane's head (or a
+      // retry that fell due) is within reach of the LIMIT. Keys only: the body and the endpoint's
+      // url and secrets are read for the rows that start (`sendable`).
       due: db.prepare(
         `SELECT d.seq, d.delivery_id, d.webhook_id, d.customer_id, d.device_id, d.event_id, d.kind, d.attempts
          FROM wh_deliveries d JOIN wh_endpoints e ON e.webhook_id = d.webhook_id
          WHERE d.customer_id = ? AND d.next_attempt_at IS NOT NULL AND d.next_attempt_at <= ? AND e.enabled = 1
+           AND NOT EXISTS (SELECT 1 FROM wh_deliveries h WHERE h.webhook_id = d.webhook_id AND h.device_id = d.device_id
+                           AND h.next_attempt_at IS NOT NULL AND h.seq < d.seq AND h.attempts < ${LANE_HOLDING_ATTEMPTS})
          ORDER BY d.next_attempt_at, d.seq LIMIT ?`,
       ),
       sendable: db.prepare(
@@ -209,8 +222,7 @@ export class WebhookDispatcher {
         nextDueAt: 0,
         dirty: true,
         perS,
-        // One second of burst: a quiet customer's first events leave at once.
-        bucket: fullBucket({ capacity: perS, perMinute: perS * 60 }, this.o.clock.now()),
+        bucket: fullBucket(bucketLimits(perS), this.o.clock.now()),
         queue: new PQueue({ concurrency: concurrencyFor(perS) }),
       };
       this.customers.set(customerId, lane);
@@ -236,7 +248,7 @@ export class WebhookDispatcher {
       const room = Math.min(lane.queue.concurrency * 2 - lane.queue.size - lane.queue.pending, MAX_IN_FLIGHT_TOTAL - this.inFlight.size);
       if (room <= 0) continue;
       // No token: nothing could start, so no scan (the customer stays dirty for the next pump).
-      const tokens = Math.floor(availableTokens(lane.bucket, { capacity: lane.perS, perMinute: lane.perS * 60 }, now) + 1e-9);
+      const tokens = Math.floor(availableTokens(lane.bucket, bucketLimits(lane.perS), now) + 1e-9);
       if (tokens < 1) continue;
       lane.dirty = false;
       // A short scan first (the heads of free lanes are usually among the first rows); only when it
@@ -269,7 +281,7 @@ export class WebhookDispatcher {
       if (this.inFlight.has(key.delivery_id)) continue;
       const laneKey = `${key.webhook_id}\u0000${key.device_id}`;
       if (startedLanes.has(laneKey) || this.held(laneKey, key, holder)) continue;
-      if (!take(lane.bucket, { capacity: lane.perS, perMinute: lane.perS * 60 }, now).allowed) {
+      if (!take(lane.bucket, bucketLimits(lane.perS), now).allowed) {
         lane.dirty = true;
         break;
       }

@@ -75,7 +75,7 @@ describe('webhooks across a kill -9', () => {
         cursor = page.json.pagination.next_cursor;
       }
     };
-    await until(anyFailed, 20_000, 'a failed attempt');
+    await until(anyFailed, 20_000, 'a failed attempt', 200);
     await server.stop('SIGKILL');
     await rx.reopen();
     server = await startPlatformProcess(env);
@@ -102,6 +102,8 @@ describe('webhooks across a kill -9', () => {
       },
       60_000,
       'every fix and feed event at the receiver',
+      // Each check reads the whole feed: twice a second stays far inside the plan's request rate.
+      500,
     );
     expect(feed.length + acked.length).toBeGreaterThan(0);
   }, 120_000);

@@ -33,10 +33,10 @@ export async function sendPoints(client: TcpClient, encoder: ProtocolEncoder, ct
 }
 
 /** Polls `check` until it holds; throws after `timeoutMs` (generous: tests run on a loaded machine). */
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition', everyMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
