@@ -11,6 +11,7 @@ import { createApiKey, revokeApiKey } from '../../core/commands/credentials.js';
 import type { ApiContext } from '../context.js';
 import { apiKeyById, apiKeyPage, credentialLookup, type ApiKeyRecord } from '../queries/credentials.js';
 import type { KeyUsageRecorder } from '../key-usage.js';
+import { NO_STORE } from '../no-store.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf, hasScope } from '../plugins/auth.js';
 import { ApiError } from '../problem.js';
@@ -73,7 +74,7 @@ export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUs
       if (!created) throw new Error(`key ${key.key_id} missing from the read model after creation`);
       return reply
         .status(201)
-        .header('Cache-Control', 'no-store')
+        .headers(NO_STORE)
         .send({ ...keyBody(created), secret: key.secret });
     },
   );

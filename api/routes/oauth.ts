@@ -13,6 +13,7 @@ import { createOAuthClient, deleteOAuthClient, issueOAuthToken } from '../../cor
 import type { ApiContext } from '../context.js';
 import { credentialLookup, oauthClientById, oauthClientPage, type OAuthClientRecord } from '../queries/credentials.js';
 import { OAuthError, TOKEN_TTL_S, grantedScopes, parseTokenRequest } from '../oauth-token.js';
+import { NO_STORE } from '../no-store.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf } from '../plugins/auth.js';
 import { sendProblem } from '../plugins/errors.js';
@@ -32,7 +33,6 @@ import { refuseUngrantableScopes } from './api-keys.js';
 
 const cursors = new ListCursor('oauth-clients', idKey);
 
-const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 /** Hashed when the client id is unknown, so a miss costs what a hit costs. */
 const DUMMY_HASH = sha256Hex('no such client');
 

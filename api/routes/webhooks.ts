@@ -9,6 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createWebhook, deleteWebhook, rotateWebhookSecret, updateWebhook } from '../../core/commands/webhooks.js';
 import { webhookRules } from '../../projections/webhooks/endpoint-rules.js';
 import { settingsOf, type ApiContext } from '../context.js';
+import { NO_STORE } from '../no-store.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf } from '../plugins/auth.js';
 import { notFound } from '../problem.js';
@@ -29,8 +30,6 @@ import {
 
 const cursors = new ListCursor('webhooks', idKey);
 
-/** Answers carrying a secret must not be kept by any cache on the way. */
-const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 export async function webhooksRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
