@@ -28,7 +28,11 @@ afterAll(async () => {
   await p.close();
 });
 
-const T0 = Math.floor(Date.now() / 1000) * 1000 - 10 * 60_000;
+/**
+ * 08:00 UTC yesterday. A fixed time of day: a checksum-less GT06 0x10 frame ends at the first
+ * 0D 0A, so a fix time whose bytes hold one (13:10 is 0D 0A) cannot be framed, by any server.
+ */
+const T0 = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 86_400_000 + 8 * 3_600_000;
 const iso = (t: number) => new Date(t).toISOString();
 
 function fix(t: number, lat: number, lng: number, speedKmh = 50): SimPoint {
