@@ -72,7 +72,7 @@ export async function startPlatformHarness(env: Record<string, string> = {}, log
     async registerDevice(body) {
       const res = await api('POST', '/v1/devices', { model: 'test-unit', ...body });
       if (res.status !== 201) throw new Error(`device registration failed: ${res.status} ${JSON.stringify(res.json)}`);
-      return (res.json as { device_id: string }).device_id;
+      return (res.json as { id: string }).id;
     },
     async close() {
       await platform.stop();
