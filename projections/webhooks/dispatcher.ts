@@ -113,12 +113,6 @@ interface CustomerLane {
 export class WebhookDispatcher {
   private readonly customers = new Map<string, CustomerLane>();
   private readonly inFlight = new Set<string>();
-  /**
-   * Per lane (endpoint, device), the seqs of its deliveries in flight that hold it (fewer than
-   * LANE_HOLDING_ATTEMPTS attempts): the database still has them pending, so a later row of the
-   * lane is held without asking it.
-   */
-  private readonly holdingInFlight = new Map<string, Set<number>>();
   private readonly outcomes: Outcome[] = [];
   private readonly openedSecrets = new Map<string, string>();
   private readonly q;
@@ -155,11 +149,6 @@ export class WebhookDispatcher {
         `SELECT d.body, e.url, e.secret, e.previous_secret, e.previous_valid_until
          FROM wh_deliveries d JOIN wh_endpoints e ON e.webhook_id = d.webhook_id WHERE d.seq = ?`,
       ),
-      // The first earlier delivery of the lane still pending (in flight, or waiting for its retry) and still holding it.
-      heldBy: db.prepare(
-        `SELECT seq FROM wh_deliveries WHERE webhook_id = ? AND device_id = ? AND next_attempt_at IS NOT NULL AND seq < ? AND attempts < ${LANE_HOLDING_ATTEMPTS}
-         ORDER BY seq LIMIT 1`,
-      ).pluck(),
       nextDue: db.prepare('SELECT min(next_attempt_at) FROM wh_deliveries WHERE customer_id = ? AND next_attempt_at IS NOT NULL').pluck(),
       limit: db.prepare('SELECT plan, per_s FROM wh_customers WHERE customer_id = ?'),
       insertAttempt: db.prepare(
@@ -268,57 +257,31 @@ export class WebhookDispatcher {
     if (now - this.lastPrune > 600_000) this.prune(now);
   }
 
-  /** Starts the rows the lane order, the customer's tokens and `room` allow, in scan order; returns how many. */
+  /**
+   * Starts the rows the customer's tokens and `room` allow, in scan order; returns how many. The
+   * scan returned lane heads only (the database still has a delivery in flight as pending, so it
+   * holds its lane like one waiting for a retry).
+   */
   private startDue(rows: DueKey[], lane: CustomerLane, room: number, now: number): number {
     let started = 0;
-    // Per lane, the lowest seq known in this pass to hold it (a pending earlier delivery or one
-    // in flight): every later row of the lane waits for it.
-    const holder = new Map<string, number>();
     // Lanes that started a delivery in this pass: none of their other rows starts in it.
     const startedLanes = new Set<string>();
     for (const key of rows) {
       if (started >= room) break;
       if (this.inFlight.has(key.delivery_id)) continue;
       const laneKey = `${key.webhook_id}\u0000${key.device_id}`;
-      if (startedLanes.has(laneKey) || this.held(laneKey, key, holder)) continue;
+      if (startedLanes.has(laneKey)) continue;
       if (!take(lane.bucket, bucketLimits(lane.perS), now).allowed) {
         lane.dirty = true;
         break;
       }
       const row = { ...key, ...(this.q.sendable.get(key.seq) as Omit<DueRow, keyof DueKey>) };
       this.inFlight.add(row.delivery_id);
-      if (row.attempts < LANE_HOLDING_ATTEMPTS) {
-        let seqs = this.holdingInFlight.get(laneKey);
-        if (!seqs) this.holdingInFlight.set(laneKey, (seqs = new Set()));
-        seqs.add(row.seq);
-      }
       startedLanes.add(laneKey);
       started += 1;
       void lane.queue.add(() => this.attempt(row));
     }
     return started;
-  }
-
-  /**
-   * Whether an earlier pending delivery of the lane holds this one: known from this pass or from
-   * the deliveries in flight, else asked of the database (then remembered for the pass).
-   */
-  private held(laneKey: string, key: DueKey, holder: Map<string, number>): boolean {
-    const known = holder.get(laneKey);
-    if (known !== undefined && known < key.seq) return true;
-    const flying = this.holdingInFlight.get(laneKey);
-    if (flying) {
-      let min = Infinity;
-      for (const seq of flying) if (seq < min) min = seq;
-      if (min < key.seq) {
-        holder.set(laneKey, Math.min(min, known ?? Infinity));
-        return true;
-      }
-    }
-    const seq = this.q.heldBy.get(key.webhook_id, key.device_id, key.seq) as number | undefined;
-    if (seq === undefined) return false;
-    holder.set(laneKey, Math.min(seq, known ?? Infinity));
-    return true;
   }
 
   /** Nothing due: sleep until the customer's next retry, or forget it when it has nothing left. */
@@ -405,9 +368,6 @@ export class WebhookDispatcher {
       this.inFlight.delete(o.row.delivery_id);
       const customer = this.customers.get(o.row.customer_id);
       if (customer) customer.dirty = true;
-      const laneKey = `${o.row.webhook_id}\u0000${o.row.device_id}`;
-      const seqs = this.holdingInFlight.get(laneKey);
-      if (seqs?.delete(o.row.seq) && seqs.size === 0) this.holdingInFlight.delete(laneKey);
     }
     this.o.onOutcome?.(batch);
     const disabled = new Set<string>();
