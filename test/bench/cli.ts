@@ -1,9 +1,10 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] [--rounds R] | decode | api [--devices N] [--duration S] [--rounds R] | geofences | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
+/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] [--rounds R] | decode | api [--devices N] [--duration S] [--rounds R] | geofences | rebuild [--events N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
 import { runGeofenceBench } from './geofences.js';
 import { runIngestBench } from './ingest.js';
+import { runRebuildBench } from './rebuild.js';
 import { runWebhookBench } from './webhooks.js';
 
 async function main(): Promise<void> {
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
       rounds: { type: 'string', default: '2' },
       customers: { type: 'string' },
       overload: { type: 'string' },
+      events: { type: 'string' },
     },
   });
   const which = positionals.length > 0 ? positionals : ['decode', 'ingest', 'api'];
@@ -36,7 +38,8 @@ async function main(): Promise<void> {
         pointsPerFrame: Number(values['points-per-frame']),
         overload: Number(values.overload ?? 1.5),
       });
-    } else throw new Error(`unknown benchmark ${name}; try ingest, decode, api, geofences or webhooks`);
+    } else if (name === 'rebuild') await runRebuildBench(Number(values.events ?? 500_000));
+    else throw new Error(`unknown benchmark ${name}; try ingest, decode, api, geofences, rebuild or webhooks`);
   }
 }
 
