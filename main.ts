@@ -234,19 +234,26 @@ async function commandCustomerSetRateLimit(values: { customer?: string; 'per-min
   const given = values['per-minute'] !== undefined || values.burst !== undefined;
   if (given === planDefault) throw new ConfigError('give either --per-minute N --burst N, or --plan-default');
   const limit = given ? { per_minute: Number(values['per-minute']), burst: Number(values.burst) } : null;
-  const config = loadConfig();
-  const store = await openEventStore(config.store, systemClock);
-  try {
-    await setCustomerRateLimit(store, systemClock, values.customer, limit);
+  await withStore(values.customer, '--per-minute and --burst must both be whole numbers of at least 1', async (store) => {
+    await setCustomerRateLimit(store, systemClock, values.customer!, limit);
     process.stdout.write(
       limit
         ? `customer ${values.customer}: ${limit.per_minute} requests a minute, bursts of ${limit.burst}\n`
         : `customer ${values.customer}: its plan's rate limit\n`,
     );
+  });
+}
+
+/**
+ * Runs an operator command on the configured store and closes it; a refusal
+ * becomes the command line's error (`invalid`: `invalidMessage`, else the command's own detail).
+ */
+async function withStore(customer: string, invalidMessage: string | null, run: (store: EventStore) => Promise<void>): Promise<void> {
+  const store = await openEventStore(loadConfig().store, systemClock);
+  try {
+    await run(store);
   } catch (err) {
-    if (err instanceof CommandRejected) {
-      throw new ConfigError(err.kind === 'not_found' ? `no customer ${values.customer}` : '--per-minute and --burst must both be whole numbers of at least 1');
-    }
+    if (err instanceof CommandRejected) throw new ConfigError(err.kind === 'not_found' ? `no customer ${customer}` : (invalidMessage ?? err.detail));
     throw err;
   } finally {
     await store.close();
@@ -276,17 +283,10 @@ async function commandCustomerSetWebhookLimit(values: { customer?: string; 'per-
   if (!values.customer) throw new ConfigError('customer set-webhook-limit needs --customer ID');
   if ((values['per-second'] !== undefined) === planDefault) throw new ConfigError('give either --per-second N, or --plan-default');
   const perS = planDefault ? null : Number(values['per-second']);
-  const config = loadConfig();
-  const store = await openEventStore(config.store, systemClock);
-  try {
-    await setCustomerWebhookLimit(store, systemClock, values.customer, perS);
+  await withStore(values.customer, null, async (store) => {
+    await setCustomerWebhookLimit(store, systemClock, values.customer!, perS);
     process.stdout.write(perS ? `customer ${values.customer}: ${perS} webhook deliveries a second\n` : `customer ${values.customer}: its plan's webhook rate\n`);
-  } catch (err) {
-    if (err instanceof CommandRejected) throw new ConfigError(err.kind === 'not_found' ? `no customer ${values.customer}` : err.detail);
-    throw err;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 const COMMANDS: readonly Command[] = [

@@ -1,7 +1,7 @@
 /** Customer (tenant) commands: create one with its first full-access API key, set an agreed rate limit. */
 import type { Clock } from '../clock.js';
 import { ALL_SCOPES, type Plan } from '../events.js';
-import type { EventStore, LogPosition } from '../event-store/port.js';
+import type { EventStore, EventToAppend, LogPosition } from '../event-store/port.js';
 import { WrongExpectedRevisionError } from '../event-store/port.js';
 import { newId, randomUuid } from '../ids.js';
 import { streams } from '../streams.js';
@@ -65,19 +65,17 @@ export async function setCustomerRateLimit(
   if (limit && !isValidRateLimit(limit)) {
     throw new CommandRejected('invalid', 'validation_failed', 'per_minute and burst must be whole numbers of at least 1');
   }
+  return appendToCustomer(store, customerId, {
+    id: randomUuid(),
+    type: 'CustomerRateLimitSet',
+    data: { customer_id: customerId, per_minute: limit?.per_minute ?? null, burst: limit?.burst ?? null, set_at: clock.now() },
+  });
+}
+
+/** Appends to an existing customer's tenant stream; an unknown customer is not found. */
+async function appendToCustomer(store: EventStore, customerId: string, event: EventToAppend): Promise<LogPosition> {
   try {
-    const result = await store.appendToStream(
-      streams.tenant(customerId),
-      [
-        {
-          id: randomUuid(),
-          type: 'CustomerRateLimitSet',
-          data: { customer_id: customerId, per_minute: limit?.per_minute ?? null, burst: limit?.burst ?? null, set_at: clock.now() },
-        },
-      ],
-      { expectedRevision: 'stream_exists' },
-    );
-    return result.position;
+    return (await store.appendToStream(streams.tenant(customerId), [event], { expectedRevision: 'stream_exists' })).position;
   } catch (err) {
     if (err instanceof WrongExpectedRevisionError) throw new CommandRejected('not_found', 'not_found', `No customer ${customerId}.`);
     throw err;
@@ -95,15 +93,9 @@ export async function setCustomerWebhookLimit(store: EventStore, clock: Clock, c
   if (perS !== null && !(Number.isSafeInteger(perS) && perS >= 1 && perS <= MAX_WEBHOOKS_PER_S)) {
     throw new CommandRejected('invalid', 'validation_failed', `webhook deliveries a second must be a whole number from 1 to ${MAX_WEBHOOKS_PER_S}`);
   }
-  try {
-    const result = await store.appendToStream(
-      streams.tenant(customerId),
-      [{ id: randomUuid(), type: 'CustomerWebhookLimitSet', data: { customer_id: customerId, per_s: perS, set_at: clock.now() } }],
-      { expectedRevision: 'stream_exists' },
-    );
-    return result.position;
-  } catch (err) {
-    if (err instanceof WrongExpectedRevisionError) throw new CommandRejected('not_found', 'not_found', `No customer ${customerId}.`);
-    throw err;
-  }
+  return appendToCustomer(store, customerId, {
+    id: randomUuid(),
+    type: 'CustomerWebhookLimitSet',
+    data: { customer_id: customerId, per_s: perS, set_at: clock.now() },
+  });
 }
