@@ -11,6 +11,7 @@ import type { EventStore, LogPosition } from '../event-store/port.js';
 import { newId, randomUuid } from '../ids.js';
 import { streams } from '../streams.js';
 import { CommandRejected } from './rejection.js';
+import { loadWebhook } from './webhooks.js';
 
 /** Longest range one replay may cover. */
 export const MAX_REPLAY_RANGE_MS = 31 * 24 * 3_600_000;
@@ -26,22 +27,13 @@ export async function disableWebhookEndpoint(
   return result.position;
 }
 
-/** The endpoint's stream, if it is this customer's and not deleted. */
-async function requireEndpoint(store: EventStore, customerId: string, webhookId: string): Promise<void> {
-  const events = await store.readStream(streams.webhook(webhookId));
-  const created = events[0];
-  if (created?.type !== 'WebhookEndpointCreated' || created.data.customer_id !== customerId || events.some((e) => e.type === 'WebhookEndpointDeleted')) {
-    throw new CommandRejected('not_found', 'not_found', `webhook ${webhookId} does not exist`);
-  }
-}
-
 /** Sends a delivery again with its event_id and body; the caller checked that the delivery is this endpoint's. */
 export async function requestRedelivery(
   store: EventStore,
   clock: Clock,
   input: { customer_id: string; webhook_id: string; delivery_id: string },
 ): Promise<LogPosition> {
-  await requireEndpoint(store, input.customer_id, input.webhook_id);
+  await loadWebhook(store, input.customer_id, input.webhook_id);
   const result = await store.appendToStream(streams.webhook(input.webhook_id), [
     { id: randomUuid(), type: 'WebhookRedeliveryRequested', data: { ...input, requested_at: clock.now() } },
   ]);
@@ -57,7 +49,7 @@ export async function requestReplay(
   const now = clock.now();
   if (!(input.from < input.to)) throw new CommandRejected('invalid', 'validation_failed', 'from must be before to.', '/from');
   if (input.to - input.from > MAX_REPLAY_RANGE_MS) throw new CommandRejected('invalid', 'range_too_large', 'A replay covers at most 31 days.', '/to');
-  await requireEndpoint(store, input.customer_id, input.webhook_id);
+  await loadWebhook(store, input.customer_id, input.webhook_id);
   const replayId = newId('rpl', now);
   const result = await store.appendToStream(streams.webhook(input.webhook_id), [
     { id: randomUuid(), type: 'WebhookReplayRequested', data: { ...input, replay_id: replayId, requested_at: now } },
