@@ -3,18 +3,11 @@
  * shows. The signing secret is never part of it (sealed or not): only when
  * it was last rotated and until when the previous one still signs.
  */
-import type { DomainEvent, WebhookEndpointDisabled } from './events.js';
+import type { DomainEvent, WebhookEndpointCreated, WebhookEndpointDisabled } from './events.js';
 
-export interface WebhookEndpointRow {
-  webhook_id: string;
-  customer_id: string;
-  url: string;
-  /** Exact kinds, `prefix.*` or `*`, as the customer wrote them. */
-  events: string[];
-  /** null: every device of the customer. */
-  device_ids: string[] | null;
-  description: string | null;
-  enabled: boolean;
+/** The configuration the endpoint was created with (as changed since), and what the platform did to it. */
+export interface WebhookEndpointRow
+  extends Pick<WebhookEndpointCreated['data'], 'webhook_id' | 'customer_id' | 'url' | 'events' | 'device_ids' | 'description' | 'enabled' | 'created_at'> {
   /** Set when the platform disabled the endpoint (410, failing for days); null when enabled or disabled by the customer. */
   disabled_reason: WebhookEndpointDisabled['data']['reason'] | null;
   disabled_detail: string | null;
@@ -22,7 +15,6 @@ export interface WebhookEndpointRow {
   disabled_at: number | null;
   secret_rotated_at: number | null;
   previous_secret_valid_until: number | null;
-  created_at: number;
   updated_at: number;
 }
 
