@@ -158,7 +158,8 @@ export class WebhookDispatcher {
         `UPDATE wh_deliveries SET attempts = ?, state = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_error = ?,
            last_latency_ms = ? WHERE delivery_id = ?`,
       ),
-      healthy: db.prepare('UPDATE wh_endpoints SET failing_since = NULL WHERE webhook_id = ?'),
+      // Only an endpoint that was failing is written: a success is no write of its own on the delivery path.
+      healthy: db.prepare('UPDATE wh_endpoints SET failing_since = NULL WHERE webhook_id = ? AND failing_since IS NOT NULL'),
       failing: db.prepare('UPDATE wh_endpoints SET failing_since = coalesce(failing_since, ?) WHERE webhook_id = ? RETURNING failing_since, enabled').pluck(false),
       prune: db.prepare('DELETE FROM wh_deliveries WHERE next_attempt_at IS NULL AND created_at < ? RETURNING delivery_id').pluck(),
       pruneAttempts: db.prepare('DELETE FROM wh_attempts WHERE delivery_id = ?'),
