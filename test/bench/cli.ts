@@ -1,4 +1,4 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--points-per-frame K] [--rounds R] | decode | api [--devices N] [--duration S] [--rounds R] | geofences | rebuild [--events N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
+/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--open-devices N (0: none)] [--open-duration S] | decode | api [--devices N] [--duration S] [--rounds R] | geofences | rebuild [--events N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
@@ -18,13 +18,22 @@ async function main(): Promise<void> {
       customers: { type: 'string' },
       overload: { type: 'string' },
       events: { type: 'string' },
+      'open-devices': { type: 'string' },
+      'open-duration': { type: 'string' },
     },
   });
   const which = positionals.length > 0 ? positionals : ['decode', 'ingest', 'api'];
   for (const name of which) {
     if (name === 'decode') runDecodeBench();
     else if (name === 'ingest') {
-      await runIngestBench(Number(values.devices ?? 1000), Number(values.duration ?? 10), Number(values['points-per-frame']), Number(values.rounds));
+      await runIngestBench({
+        devices: Number(values.devices ?? 1000),
+        seconds: Number(values.duration ?? 10),
+        rounds: Number(values.rounds),
+        openDevices: Number(values['open-devices'] ?? 15_000),
+        openIntervalS: 5,
+        openSeconds: Number(values['open-duration'] ?? 30),
+      });
     }
     else if (name === 'api') {
       await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5), Number(values.rounds));

@@ -1,126 +1,224 @@
 /**
- * Durable ingest: N simulated devices (a third per protocol) over real sockets,
- * each sending its next frame as soon as the previous one is acked, against
- * (1) a reference server that only frames and acks and (2) the real gateway
- * storing to SQLite with synchronous=FULL. Same load, same run.
+ * Durable ingest, measured on the platform as users start it. Three servers, same load,
+ * same run, each in its own process:
+ *
+ *   reference  frames and acks with the gateway's protocol modules, stores nothing
+ *   gateway    `dist/main.js --roles gateway`: decode, append to SQLite (synchronous=FULL), ack
+ *   platform   `dist/main.js` with every role (gateway, projections, API, webhooks), as
+ *              `npm start` runs it, with a webhook endpoint subscribed to device events
+ *
+ * The load comes from codec8-client.ts in a process of its own (Teltonika Codec 8, 1 to
+ * 10 records per frame with 10 IO elements each, every record unique). Closed loop: each
+ * device sends its next frame when the previous one is acked. Open loop: a large fleet
+ * sending one frame every few seconds each. Reported per server: acked records/s, ack
+ * p50/p99, CPU seconds of server and client (the client must cost far less than the
+ * server it loads, or the ratio measures the client), peak RSS, and for the platform the
+ * projection lag when the load stops and the time until the read models caught up.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { fork, spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ProtocolName } from '../../gateway/protocol.js';
-import { percentile, runSimulation } from '../simulator/run.js';
+import { systemClock } from '../../core/clock.js';
+import { createCustomer } from '../../core/commands/customers.js';
+import { registerDevice } from '../../core/commands/devices.js';
+import { SqliteEventStore } from '../../core/event-store/sqlite.js';
+import { simulatedIdentity } from '../simulator/run.js';
+import { platformEnv, startPlatformProcess } from '../support/platform-process.js';
+import type { ClientConfig, ClientReport } from './codec8-client.js';
 import { BENCH_SEEDS } from './fleet.js';
 
+type Target = 'reference' | 'gateway' | 'platform';
+
 export interface IngestFigure {
-  target: 'reference' | 'gateway';
-  recordsPerSecond: number;
-  p50: number;
-  p99: number;
-  reconnects: number;
+  target: Target;
+  report: ClientReport;
+  serverCpuS: number;
+  serverPeakRssMb: number;
+  /** Platform only: lag when the load stopped, and seconds until /readyz reported none. */
+  lagAtStop?: { events: number; capped: boolean; seconds: number };
+  catchUpS?: number;
 }
 
-/** One target's raw outcome: records and seconds add up across rounds, latencies merge. */
-interface IngestRun {
-  target: IngestFigure['target'];
-  records: number;
-  seconds: number;
-  latencies: number[];
-  reconnects: number;
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+/** CPU seconds (user + system) and peak RSS of a process, from /proc (Linux). */
+function procUsage(pid: number): { cpuS: number; peakRssMb: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const hwmKb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  return { cpuS: (Number(fields[11]) + Number(fields[12])) / 100, peakRssMb: hwmKb / 1024 };
 }
 
-const SERVER = fileURLToPath(new URL('./ingest-server.js', import.meta.url));
+function imeis(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => simulatedIdentity(BENCH_SEEDS.teltonika, i).imei);
+}
 
-async function startServer(mode: string, dir: string, devices: number): Promise<{ child: ChildProcess; ports: Record<ProtocolName, number> }> {
-  // FLEET_BENCH_NODE_ARGS: node flags for the server processes, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
-  const execArgv = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = fork(SERVER, [mode, dir, String(devices)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv });
-  const ports = await new Promise<Record<ProtocolName, number>>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{"ports"'));
-      if (line) resolve((JSON.parse(line) as { ports: Record<ProtocolName, number> }).ports);
+/** A data dir whose log already holds a customer and the fleet's devices (what registration through the API appends). */
+async function prepareDataDir(dataDir: string, fleet: string[]): Promise<string> {
+  const store = new SqliteEventStore(join(dataDir, 'events.sqlite'), { synchronous: 'OFF' });
+  const { api_key, customer_id } = await createCustomer(store, systemClock, { name: 'Ingest Bench', plan: 'enterprise' });
+  const pending = fleet.map((imei) => () => registerDevice(store, systemClock, { customer_id, imei, model: 'FMB920' }));
+  while (pending.length > 0) await Promise.all(pending.splice(0, 250).map((register) => register()));
+  await store.close();
+  return api_key;
+}
+
+/** A receiver for the platform's webhooks: counts deliveries, answers 204. */
+async function startReceiver(): Promise<{ url: string; received: () => number; close: () => void }> {
+  let received = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(204).end();
     });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
   });
-  return { child, ports };
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received: () => received, close: () => server.close() };
 }
 
-async function drive(target: IngestFigure['target'], devices: number, seconds: number, pointsPerFrame: number): Promise<IngestRun> {
-  const dir = mkdtempSync(join(tmpdir(), `fleet-bench-${target}-`));
-  const { child, ports } = await startServer(target, dir, devices);
-  const perProtocol = Math.ceil(devices / 3);
-  const latencies: number[] = [];
-  let records = 0;
-  let reconnects = 0;
-  const started = performance.now();
-  const summaries = await Promise.all(
-    (['teltonika', 'gt06', 'jt808'] as const).map((protocol) =>
-      runSimulation({
-        protocol,
-        host: '127.0.0.1',
-        port: ports[protocol],
-        devices: perProtocol,
-        intervalMs: 0,
-        durationS: seconds,
-        pointsPerFrame,
-        seed: BENCH_SEEDS[protocol],
-        ackTimeoutMs: 30_000,
-        onAck: (_d, points, latency) => {
-          records += points.length;
-          latencies.push(latency);
-        },
-      }),
-    ),
-  );
-  const elapsed = (performance.now() - started) / 1000;
-  for (const s of summaries) reconnects += s.reconnects;
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-  rmSync(dir, { recursive: true, force: true });
-  return { target, records, seconds: elapsed, latencies, reconnects };
+function runClient(config: ClientConfig): Promise<ClientReport> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [here('./codec8-client.js'), JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (code === 0 && line) resolve(JSON.parse(line) as ClientReport);
+      else reject(new Error(`load client exited with ${code}: ${out}`));
+    });
+  });
 }
 
-function figure(runs: IngestRun[]): IngestFigure {
-  const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
-  return {
-    target: runs[0]!.target,
-    recordsPerSecond: runs.reduce((n, r) => n + r.records, 0) / runs.reduce((n, r) => n + r.seconds, 0),
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    reconnects: runs.reduce((n, r) => n + r.reconnects, 0),
-  };
+async function lagOf(httpPort: number): Promise<{ events: number; capped: boolean; seconds: number }> {
+  const res = await fetch(`http://127.0.0.1:${httpPort}/readyz`);
+  const body = (await res.json()) as { checks?: { projections?: { lag_events?: number; lag_seconds?: number } } };
+  const p = body.checks?.projections;
+  // /readyz counts the lag up to a cap of 1000 events (projections/lag.ts).
+  return { events: p?.lag_events ?? 0, capped: (p?.lag_events ?? 0) >= 1000, seconds: p?.lag_seconds ?? 0 };
 }
+
+async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>): Promise<IngestFigure> {
+  const dir = mkdtempSync(join(tmpdir(), `fleet-bench-ingest-${target}-`));
+  try {
+    if (target === 'reference') {
+      const child = fork(here('./ingest-server.js'), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+      const port = await new Promise<number>((resolve, reject) => {
+        let out = '';
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          const line = out.split('\n').find((l) => l.startsWith('{"ports"'));
+          if (line) resolve((JSON.parse(line) as { ports: { teltonika: number } }).ports.teltonika);
+        });
+        child.once('exit', (code) => reject(new Error(`reference server exited with ${code}`)));
+      });
+      const before = procUsage(child.pid!);
+      const report = await runClient({ ...load, host: '127.0.0.1', port });
+      const after = procUsage(child.pid!);
+      child.kill('SIGKILL');
+      return { target, report, serverCpuS: after.cpuS - before.cpuS, serverPeakRssMb: after.peakRssMb };
+    }
+    const dataDir = join(dir, 'data');
+    const apiKey = await prepareDataDir(dataDir, load.imeis);
+    const { env, ports } = await platformEnv(dataDir, {
+      FLEET_MAX_CONNECTIONS_PER_ADDRESS: '100000', // every simulated device comes from 127.0.0.1
+      FLEET_OFFLINE_AFTER_S: '600',
+    });
+    const nodeArgs = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const platform = await startPlatformProcess(env, target === 'gateway' ? ['--roles', 'gateway'] : [], nodeArgs);
+    const receiver = target === 'platform' ? await startReceiver() : null;
+    try {
+      if (receiver) {
+        const res = await fetch(`http://127.0.0.1:${ports.http}/v1/webhooks`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: receiver.url, events: ['device.*'], description: 'ingest bench' }),
+        });
+        if (res.status !== 201) throw new Error(`creating the bench webhook failed: ${res.status} ${await res.text()}`);
+      }
+      const pid = platform.child.pid!;
+      const before = procUsage(pid);
+      const report = await runClient({ ...load, host: '127.0.0.1', port: ports.teltonika });
+      const after = procUsage(pid);
+      const figure: IngestFigure = { target, report, serverCpuS: after.cpuS - before.cpuS, serverPeakRssMb: after.peakRssMb };
+      if (target === 'platform') {
+        const stoppedAt = performance.now();
+        figure.lagAtStop = await lagOf(ports.http);
+        while ((await lagOf(ports.http)).events > 0) await new Promise((r) => setTimeout(r, 50));
+        figure.catchUpS = (performance.now() - stoppedAt) / 1000;
+      }
+      return figure;
+    } finally {
+      receiver?.close();
+      await platform.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 function line(f: IngestFigure, label: string): string {
-  return `  ${label.padEnd(18)} ${Math.round(f.recordsPerSecond).toLocaleString('en-US').padStart(9)} acked records/s   ack p50 ${f.p50.toFixed(2)} ms   p99 ${f.p99.toFixed(2)} ms   reconnects ${f.reconnects}\n`;
+  const r = f.report;
+  const lag = f.lagAtStop
+    ? `   lag at stop ${f.lagAtStop.capped ? '>=' : ''}${fmt(f.lagAtStop.events)} events (${f.lagAtStop.seconds.toFixed(2)} s old), caught up in ${f.catchUpS!.toFixed(2)} s`
+    : '';
+  return (
+    `  ${label.padEnd(22)} ${fmt(r.recordsPerSecond).padStart(8)} acked records/s   ack p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms` +
+    `   server cpu ${f.serverCpuS.toFixed(1)} s, peak rss ${fmt(f.serverPeakRssMb)} MB   client cpu ${r.cpuSeconds.toFixed(1)} s` +
+    `   (${r.loggedIn}/${r.devices} logged in, ${r.unacked} unacked, ${r.errors} errors)${lag}\n`
+  );
 }
 
-/**
- * Rounds alternate reference and gateway, so a slow spell of the machine does not land on
- * one target only; the totals add up records and seconds over all rounds.
- */
-export async function runIngestBench(devices = 1000, seconds = 10, pointsPerFrame = 1, rounds = 2): Promise<IngestFigure[]> {
+function ratios(f: IngestFigure, reference: IngestFigure): string {
+  return `${Math.round((f.report.recordsPerSecond / reference.report.recordsPerSecond) * 100)}% of the reference's records/s, ack p99 ${(f.report.p99 / reference.report.p99).toFixed(2)}x`;
+}
+
+export interface IngestBenchOptions {
+  devices: number;
+  seconds: number;
+  rounds: number;
+  /** The open-loop fleet: devices, seconds between frames, seconds of load. 0 devices: no open-loop run. */
+  openDevices: number;
+  openIntervalS: number;
+  openSeconds: number;
+}
+
+export async function runIngestBench(o: IngestBenchOptions): Promise<IngestFigure[]> {
+  const out: IngestFigure[] = [];
+  const closed = { imeis: imeis(o.devices), mode: 'closed' as const, intervalMs: 0, durationS: o.seconds, connectConcurrency: 200 };
   process.stdout.write(
-    `ingest: ${devices} devices (a third per protocol), ${pointsPerFrame} record(s) per frame, ${rounds} round(s) of ${seconds} s per target\n`,
+    `ingest, closed loop: ${o.devices} Teltonika devices, 1-10 records per frame (10 IO elements each), ${o.rounds} round(s) of ${o.seconds} s per server\n`,
   );
-  const runs: Record<IngestFigure['target'], IngestRun[]> = { reference: [], gateway: [] };
-  for (let round = 1; round <= rounds; round++) {
-    for (const target of ['reference', 'gateway'] as const) {
-      const run = await drive(target, devices, seconds, pointsPerFrame);
-      runs[target].push(run);
-      process.stdout.write(line(figure([run]), `${target} (round ${round})`));
+  for (let round = 1; round <= o.rounds; round++) {
+    // Rounds alternate the servers, so a slow spell of the machine does not land on one of them only.
+    const figures = [];
+    for (const target of ['reference', 'gateway', 'platform'] as const) {
+      const f = await measure(target, closed);
+      figures.push(f);
+      out.push(f);
+      process.stdout.write(line(f, `${target} (round ${round})`));
     }
+    const [reference, gateway, platform] = figures as [IngestFigure, IngestFigure, IngestFigure];
+    process.stdout.write(
+      `    gateway:  ${ratios(gateway, reference)} (targets >= 50%, <= 2x)\n` +
+        `    platform: ${fmt(platform.report.recordsPerSecond)} records/s (target >= 30,000), ${ratios(platform, reference)} (target p99 <= 3x), caught up in ${platform.catchUpS!.toFixed(2)} s (target <= 2 s)\n`,
+    );
   }
-  const reference = figure(runs.reference);
-  const gateway = figure(runs.gateway);
-  process.stdout.write(line(reference, 'reference (all)') + line(gateway, 'gateway (all)'));
-  const throughput = gateway.recordsPerSecond / reference.recordsPerSecond;
-  const p99 = gateway.p99 / reference.p99;
-  process.stdout.write(
-    `  gateway/reference: throughput ${(throughput * 100).toFixed(0)}% (target >= 60%), ack p99 ${p99.toFixed(2)}x (target <= 2x)\n`,
-  );
-  return [reference, gateway];
+  if (o.openDevices > 0) {
+    const open = { imeis: imeis(o.openDevices), mode: 'open' as const, intervalMs: o.openIntervalS * 1000, durationS: o.openSeconds, connectConcurrency: 500 };
+    process.stdout.write(`ingest, open loop: ${o.openDevices} devices, one frame every ${o.openIntervalS} s each, ${o.openSeconds} s\n`);
+    const reference = await measure('reference', open);
+    process.stdout.write(line(reference, 'reference'));
+    const platform = await measure('platform', open);
+    process.stdout.write(line(platform, 'platform'));
+    process.stdout.write(`    platform: ${ratios(platform, reference)} (target p99 <= 1.2x), peak rss ${fmt(platform.serverPeakRssMb)} MB (target < 1024)\n`);
+    out.push(reference, platform);
+  }
+  return out;
 }
