@@ -19,8 +19,9 @@ import type { Plan } from './core/events.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { PLANS, createCustomer, setCustomerRateLimit, setCustomerWebhookLimit } from './core/commands/customers.js';
 import { CommandRejected } from './core/commands/rejection.js';
-import { protocols } from './gateway/protocols/index.js';
-import { Gateway } from './gateway/server.js';
+import { gatewayFromConfig } from './gateway/from-config.js';
+import type { Gateway } from './gateway/server.js';
+import { GatewayThread } from './gateway/thread.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from './projections/index.js';
 import { runnerView } from './projections/view.js';
 import { WebhookDelivery } from './projections/webhooks/index.js';
@@ -29,19 +30,32 @@ import { SecretBox } from './core/secret-box.js';
 export interface RunningPlatform {
   ports: { http: number | null; teltonika: number | null; gt06: number | null; jt808: number | null };
   store: EventStore;
-  gateway: Gateway | null;
+  /** In this thread, or in a thread of its own (StartOptions.gatewayThread). */
+  gateway: Pick<Gateway, 'stats' | 'openConnections' | 'stop'> | null;
   runner: ProjectionRunner | null;
   webhooks: WebhookDelivery | null;
   stop(): Promise<void>;
 }
 
+export interface StartOptions {
+  /**
+   * Runs the gateway in a worker thread of its own (gateway/thread.ts), so acks never wait
+   * behind projections, API requests or webhook delivery on this thread. `fleet` does so
+   * whenever the gateway shares the process with another role.
+   */
+  gatewayThread?: boolean;
+  /** Hears of a gateway thread that died after it started. */
+  onGatewayFailure?: (err: Error) => void;
+}
+
 /** Starts the asked roles; resolves once every listener is up. */
-export async function startPlatform(config: Config, roles: readonly Role[], log: Logger): Promise<RunningPlatform> {
+export async function startPlatform(config: Config, roles: readonly Role[], log: Logger, options: StartOptions = {}): Promise<RunningPlatform> {
   const clock = systemClock;
   // Every role appends through the counted store, so /metrics sees the process's appends.
   const { store, counts: appendCounts } = countAppends(await openEventStore(config.store, clock));
   let runner: ProjectionRunner | null = null;
-  let gateway: Gateway | null = null;
+  let gateway: RunningPlatform['gateway'] = null;
+  let gatewayThread: GatewayThread | null = null;
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
   const ports: RunningPlatform['ports'] = { http: null, teltonika: null, gt06: null, jt808: null };
   // Loaded once: a key file is created on the first start, and every role seals and opens with the same key.
@@ -81,7 +95,13 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           webhookDelivery: webhooks,
           settings: { publicUrl: config.publicUrl, allowPrivateWebhookUrls: config.allowPrivateWebhookUrls },
           metrics: {
-            storeAppends: () => appendCounts,
+            // The gateway thread appends through its own handle on the store: its counts are added.
+            storeAppends: () => {
+              const t = gatewayThread?.appends;
+              return t
+                ? { appends: appendCounts.appends + t.appends, events: appendCounts.events + t.events, failures: appendCounts.failures + t.failures }
+                : appendCounts;
+            },
             // The gateway starts after the API (below); until then, and without that role, there is nothing to report.
             ...(roles.includes('gateway')
               ? {
@@ -115,24 +135,18 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     }
   }
   if (roles.includes('gateway')) {
-    gateway = new Gateway({
-      store,
-      clock,
-      log: log.child({ role: 'gateway' }),
-      host: config.gatewayHost,
-      listeners: [
-        { protocol: protocols.teltonika, port: config.teltonikaPort },
-        { protocol: protocols.gt06, port: config.gt06Port },
-        { protocol: protocols.jt808, port: config.jt808Port },
-      ],
-      offlineAfterS: config.offlineAfterS,
-      loginTimeoutS: config.loginTimeoutS,
-      maxConnections: config.maxConnections,
-      maxTotalConnections: config.maxTotalConnections,
-      maxConnectionsPerAddress: config.maxConnectionsPerAddress,
-      maxQueuedFrames: config.maxQueuedFrames,
-    });
-    const bound = await gateway.start();
+    let bound: Record<'teltonika' | 'gt06' | 'jt808', number>;
+    if (options.gatewayThread) {
+      const onFailure = options.onGatewayFailure ?? ((err: Error) => log.error({ err }, 'gateway thread failed'));
+      const started = await GatewayThread.start(config, onFailure);
+      gatewayThread = started.thread;
+      gateway = started.thread;
+      bound = started.ports;
+    } else {
+      const inProcess = gatewayFromConfig(config, store, clock, log.child({ role: 'gateway' }));
+      gateway = inProcess;
+      bound = await inProcess.start();
+    }
     ports.teltonika = bound.teltonika;
     ports.gt06 = bound.gt06;
     ports.jt808 = bound.jt808;
@@ -173,7 +187,14 @@ async function commandStart(values: { roles?: string | undefined }): Promise<voi
   const config = loadConfig();
   const roles = parseRoles(values.roles);
   const log = createLogger(config.logLevel);
-  const platform = await startPlatform(config, roles, log);
+  // The gateway gets a thread of its own when it shares the process; if that thread dies, so does the process.
+  const platform = await startPlatform(config, roles, log, {
+    gatewayThread: roles.includes('gateway') && roles.length > 1,
+    onGatewayFailure: (err) => {
+      log.fatal({ err }, 'gateway thread failed; stopping');
+      process.exit(1);
+    },
+  });
   const demo = roles.includes('api') && config.store.startsWith('sqlite:') ? await ensureDemoCustomer(config, platform.store) : null;
   const lines = [
     '',

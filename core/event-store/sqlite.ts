@@ -9,11 +9,14 @@
  * previous one is done, without a round trip through this thread. Each caller's promise
  * resolves only after its transaction committed: that is what makes an ack sent after
  * `await appendToStream(...)` durable. Reads use this thread's own connection (WAL
- * readers see every committed batch).
+ * readers see every committed batch). Stores of the same file in other threads of the
+ * process (the gateway's thread beside the projections) hear of each commit at once
+ * through a BroadcastChannel; other processes are found by polling.
  */
 import type Database from 'better-sqlite3';
 import { EventEmitter } from 'node:events';
-import { Worker } from 'node:worker_threads';
+import { BroadcastChannel, Worker } from 'node:worker_threads';
+import { resolve as resolvePath } from 'node:path';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import type { DomainEvent } from '../events.js';
@@ -79,6 +82,8 @@ export class SqliteEventStore implements EventStore {
   private inFlight: PendingAppend[] = [];
   private writerFailure: Error | null = null;
   private readonly committed = new EventEmitter();
+  /** Commits of this file's stores in the other threads of this process (a channel never hears its own posts). */
+  private readonly commitsNearby: BroadcastChannel;
   private closed = false;
 
   private readonly streamIndex: StreamIndex;
@@ -100,6 +105,9 @@ export class SqliteEventStore implements EventStore {
       synchronous: options.synchronous ?? 'FULL',
       indexFlushIntervalMs: options.indexFlushIntervalMs ?? 1_000,
     };
+    this.commitsNearby = new BroadcastChannel(`fleet-sqlite-log:${resolvePath(path)}`);
+    this.commitsNearby.unref();
+    this.commitsNearby.onmessage = () => this.committed.emit('commit');
     this.writer = new Worker(WRITER_ENTRY, { workerData: settings });
     this.writer.unref(); // referenced only while a batch is being written
     this.writer.on('message', (reply: WriterReply) => this.settle(reply));
@@ -167,6 +175,7 @@ export class SqliteEventStore implements EventStore {
         }
       });
       this.committed.emit('commit');
+      this.commitsNearby.postMessage(null);
     }
     if (this.inFlight.length === 0) this.writer.unref();
     this.committed.emit('settled');
@@ -253,6 +262,7 @@ export class SqliteEventStore implements EventStore {
       await new Promise<void>((resolve) => this.committed.once('settled', resolve));
     }
     this.closed = true;
+    this.commitsNearby.close();
     this.committed.emit('commit');
     if (!this.writerFailure) {
       const exited = new Promise((resolve) => this.writer.once('exit', resolve));

@@ -58,6 +58,8 @@ export function webhookProjector(owns: (webhookId: string) => boolean = () => tr
         }
       };
       for (const c of q.customersWithEndpoints.pluck().all() as string[]) reloadFilters(c);
+      /** Whether an endpoint of the customer takes `kind`: most fixes go to nobody, and build no payload. */
+      const wanted = (customerId: string, kind: EventKind) => filters.get(customerId)?.some((f) => f.kinds.has(kind)) ?? false;
       const devices = new Map<string, DeviceRow>();
       const deviceRow = (id: string): DeviceRow | null => {
         const cached = devices.get(id);
@@ -149,6 +151,7 @@ export function webhookProjector(owns: (webhookId: string) => boolean = () => tr
           }
           case 'PositionRecorded':
           case 'DeviceEventRaised': {
+            if (!wanted(e.data.customer_id, e.type === 'PositionRecorded' ? 'position.updated' : e.data.kind)) return;
             const device = deviceRow(e.data.device_id);
             for (const m of webhookMessages(e, device, device)) enqueue(e, m);
             return;
