@@ -239,6 +239,9 @@ export class SqliteEventStore implements EventStore {
             state.cursor = Number(e.position.commit);
             yield e;
           }
+          // A subscriber with a backlog would otherwise read the next batch within the same run of
+          // microtasks, and sockets, timers and HTTP on this thread would wait until it caught up.
+          await new Promise<void>((resolve) => setImmediate(resolve));
           continue;
         }
         await new Promise<void>((resolve) => {

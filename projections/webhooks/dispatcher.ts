@@ -13,6 +13,12 @@
  * for days. Retries follow the schedule of retry-schedule.ts. Outcomes are written in batches, and a
  * delivery stays "due" in the database until its outcome is committed, so a
  * kill -9 re-sends only what was in flight.
+ *
+ * The pump works lane by lane: each customer keeps the set of its lanes with
+ * pending deliveries (new ones found by a range read of what was queued since
+ * the last look, and all of them again every few seconds), and reads only the
+ * first rows of each lane. A pump costs what it starts, not the backlog: a
+ * receiver that was down for an hour does not make every pump read the hour.
  */
 import type Database from 'better-sqlite3';
 import PQueue from 'p-queue';
@@ -37,9 +43,10 @@ export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
 const TICK_MS = 50;
 const FLUSH_MS = 10;
 const MAX_IN_FLIGHT_TOTAL = 4096;
-/** Rows a scan reads beyond the ones in flight and the ones it may start: the first try, then the most. */
-const SHORT_SCAN_SLACK = 8;
-const SCAN_SLACK = 64;
+/** First rows of a lane read per look: its head, and the non-holding failures it may pass over. */
+const LANE_HEAD_ROWS = 16;
+/** How often a customer's whole set of lanes is read again (redeliveries, endpoints enabled again). */
+const LANE_REDISCOVERY_MS = 5_000;
 /** A pending delivery with fewer failed attempts than this holds back the later ones of its lane (about 35 minutes of outage). */
 export const LANE_HOLDING_ATTEMPTS = 3;
 
@@ -70,7 +77,7 @@ export interface DispatcherOptions {
   onOutcome?: (outcomes: readonly Outcome[]) => void;
 }
 
-/** A due delivery as the pump's scan reads it. */
+/** A pending delivery as a lane's look reads it. */
 interface DueKey {
   seq: number;
   delivery_id: string;
@@ -80,6 +87,7 @@ interface DueKey {
   event_id: string;
   kind: string;
   attempts: number;
+  next_attempt_at: number;
 }
 
 interface DueRow extends DueKey {
@@ -108,11 +116,23 @@ interface CustomerLane {
   bucket: BucketState;
   perS: number;
   queue: PQueue;
+  /** Lanes (endpoint, device) that had pending deliveries at the last look, by `laneKey`. */
+  lanes: Map<string, { webhook_id: string; device_id: string }>;
+  /** The highest delivery seq the lane set has seen; newer first attempts are found from it. */
+  seenThrough: number;
+  /** When the whole lane set is read again. */
+  rediscoverAt: number;
+  /** Where the next pump starts in the lane set, so no lane always comes last. */
+  cursor: number;
 }
+
+const laneKey = (webhookId: string, deviceId: string) => `${webhookId}\u0000${deviceId}`;
 
 export class WebhookDispatcher {
   private readonly customers = new Map<string, CustomerLane>();
   private readonly inFlight = new Set<string>();
+  /** Lanes with a delivery in flight: nothing else of theirs starts until its outcome is committed. */
+  private readonly busyLanes = new Set<string>();
   private readonly outcomes: Outcome[] = [];
   private readonly openedSecrets = new Map<string, string>();
   private readonly q;
@@ -133,23 +153,26 @@ export class WebhookDispatcher {
     const db = o.db;
     this.q = {
       customersWithWork: db.prepare('SELECT DISTINCT customer_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL').pluck(),
-      // Due rows that no earlier pending row of their lane holds: the heads of the lanes. Rows a
-      // head holds are never returned, so however long a lane's backlog, the next lane's head (or a
-      // retry that fell due) is within reach of the LIMIT. Keys only: the body and the endpoint's
-      // url and secrets are read for the rows that start (`sendable`).
-      due: db.prepare(
-        `SELECT d.seq, d.delivery_id, d.webhook_id, d.customer_id, d.device_id, d.event_id, d.kind, d.attempts
+      // A lane's first pending rows, in order (index wh_lane), from an enabled endpoint.
+      laneHead: db.prepare(
+        `SELECT d.seq, d.delivery_id, d.webhook_id, d.customer_id, d.device_id, d.event_id, d.kind, d.attempts, d.next_attempt_at
          FROM wh_deliveries d JOIN wh_endpoints e ON e.webhook_id = d.webhook_id
-         WHERE d.customer_id = ? AND d.next_attempt_at IS NOT NULL AND d.next_attempt_at <= ? AND e.enabled = 1
-           AND NOT EXISTS (SELECT 1 FROM wh_deliveries h WHERE h.webhook_id = d.webhook_id AND h.device_id = d.device_id
-                           AND h.next_attempt_at IS NOT NULL AND h.seq < d.seq AND h.attempts < ${LANE_HOLDING_ATTEMPTS})
-         ORDER BY d.next_attempt_at, d.seq LIMIT ?`,
+         WHERE d.webhook_id = ? AND d.device_id = ? AND d.next_attempt_at IS NOT NULL AND d.seq > ? AND e.enabled = 1
+         ORDER BY d.seq LIMIT ${LANE_HEAD_ROWS}`,
+      ),
+      // Lanes of first attempts queued since `seq` (a range of index wh_due), and every lane with pending deliveries.
+      newLanes: db.prepare(
+        `SELECT webhook_id, device_id, max(seq) AS seq FROM wh_deliveries
+         WHERE customer_id = ? AND next_attempt_at = 0 AND seq > ? GROUP BY webhook_id, device_id`,
+      ),
+      allLanes: db.prepare(
+        `SELECT webhook_id, device_id, max(seq) AS seq FROM wh_deliveries
+         WHERE customer_id = ? AND next_attempt_at IS NOT NULL GROUP BY webhook_id, device_id`,
       ),
       sendable: db.prepare(
         `SELECT d.body, e.url, e.secret, e.previous_secret, e.previous_valid_until
          FROM wh_deliveries d JOIN wh_endpoints e ON e.webhook_id = d.webhook_id WHERE d.seq = ?`,
       ),
-      nextDue: db.prepare('SELECT min(next_attempt_at) FROM wh_deliveries WHERE customer_id = ? AND next_attempt_at IS NOT NULL').pluck(),
       limit: db.prepare('SELECT plan, per_s FROM wh_customers WHERE customer_id = ?'),
       insertAttempt: db.prepare(
         'INSERT OR REPLACE INTO wh_attempts (delivery_id, attempt, at, status, error, latency_ms, response_start) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -214,6 +237,10 @@ export class WebhookDispatcher {
         perS,
         bucket: fullBucket(bucketLimits(perS), this.o.clock.now()),
         queue: new PQueue({ concurrency: concurrencyFor(perS) }),
+        lanes: new Map(),
+        seenThrough: 0,
+        rediscoverAt: 0,
+        cursor: 0,
       };
       this.customers.set(customerId, lane);
     }
@@ -237,59 +264,83 @@ export class WebhookDispatcher {
       if (lane.nextDueAt > now || !lane.dirty) continue;
       const room = Math.min(lane.queue.concurrency * 2 - lane.queue.size - lane.queue.pending, MAX_IN_FLIGHT_TOTAL - this.inFlight.size);
       if (room <= 0) continue;
-      // No token: nothing could start, so no scan (the customer stays dirty for the next pump).
+      // No token: nothing could start, so no look (the customer stays dirty for the next pump).
       const tokens = Math.floor(availableTokens(lane.bucket, bucketLimits(lane.perS), now) + 1e-9);
       if (tokens < 1) continue;
       lane.dirty = false;
-      // A short scan first (the heads of free lanes are usually among the first rows); only when it
-      // starts nothing, the long one the slack of SCAN_SLACK rows behind busy lanes allows.
-      const inQueue = lane.queue.pending + lane.queue.size;
-      const want = Math.min(room, tokens);
-      const short = want + inQueue + SHORT_SCAN_SLACK;
-      const rows = this.q.due.all(customerId, now, short) as DueKey[];
-      if (rows.length === 0) {
-        this.idle(customerId, lane);
-        continue;
-      }
-      if (this.startDue(rows, lane, room, now) === 0 && rows.length === short) {
-        this.startDue(this.q.due.all(customerId, now, want + inQueue + SCAN_SLACK) as DueKey[], lane, room, now);
-      }
+      this.discoverLanes(customerId, lane, now);
+      this.startHeads(lane, Math.min(room, tokens), now);
+      if (lane.lanes.size === 0 && lane.queue.size === 0 && lane.queue.pending === 0) this.customers.delete(customerId);
     }
     if (now - this.lastPrune > 600_000) this.prune(now);
   }
 
+  /** Adds the lanes of first attempts queued since the last look; every few seconds, reads the whole set again. */
+  private discoverLanes(customerId: string, lane: CustomerLane, now: number): void {
+    const whole = now >= lane.rediscoverAt;
+    if (whole) lane.rediscoverAt = now + LANE_REDISCOVERY_MS;
+    const rows = (whole ? this.q.allLanes.all(customerId) : this.q.newLanes.all(customerId, lane.seenThrough)) as Array<{
+      webhook_id: string;
+      device_id: string;
+      seq: number;
+    }>;
+    for (const r of rows) {
+      lane.lanes.set(laneKey(r.webhook_id, r.device_id), { webhook_id: r.webhook_id, device_id: r.device_id });
+      if (r.seq > lane.seenThrough) lane.seenThrough = r.seq;
+    }
+  }
+
   /**
-   * Starts the rows the customer's tokens and `room` allow, in scan order; returns how many. The
-   * scan returned lane heads only (the database still has a delivery in flight as pending, so it
-   * holds its lane like one waiting for a retry).
+   * Looks at the customer's lanes in turn from its cursor and starts the head of each free
+   * one, up to `want` and while its tokens last. A lane whose head waits for a retry (with
+   * fewer than LANE_HOLDING_ATTEMPTS failures) is held; failures past that are passed over.
+   * When nothing could start, the customer sleeps until its earliest retry.
    */
-  private startDue(rows: DueKey[], lane: CustomerLane, room: number, now: number): number {
+  private startHeads(lane: CustomerLane, want: number, now: number): void {
+    const keys = [...lane.lanes.keys()];
     let started = 0;
-    // Lanes that started a delivery in this pass: none of their other rows starts in it.
-    const startedLanes = new Set<string>();
-    for (const key of rows) {
-      if (started >= room) break;
-      if (this.inFlight.has(key.delivery_id)) continue;
-      const laneKey = `${key.webhook_id}\u0000${key.device_id}`;
-      if (startedLanes.has(laneKey)) continue;
+    let earliest = Number.POSITIVE_INFINITY;
+    let looked = 0;
+    for (; looked < keys.length && started < want; looked++) {
+      const key = keys[(lane.cursor + looked) % keys.length]!;
+      if (this.busyLanes.has(key)) continue;
+      const head = this.laneHead(lane.lanes.get(key)!, now);
+      if (head === null) {
+        lane.lanes.delete(key);
+        continue;
+      }
+      if ('waitUntil' in head) {
+        earliest = Math.min(earliest, head.waitUntil);
+        continue;
+      }
       if (!take(lane.bucket, bucketLimits(lane.perS), now).allowed) {
         lane.dirty = true;
         break;
       }
-      const row = { ...key, ...(this.q.sendable.get(key.seq) as Omit<DueRow, keyof DueKey>) };
+      const row = { ...head.due, ...(this.q.sendable.get(head.due.seq) as Omit<DueRow, keyof DueKey>) };
       this.inFlight.add(row.delivery_id);
-      startedLanes.add(laneKey);
+      this.busyLanes.add(key);
       started += 1;
       void lane.queue.add(() => this.attempt(row));
     }
-    return started;
+    lane.cursor = keys.length > 0 ? (lane.cursor + looked) % keys.length : 0;
+    // Lanes left unlooked at (want reached) are looked at on the next pump.
+    if (looked < keys.length) lane.dirty = true;
+    else if (started === 0 && lane.queue.size === 0 && lane.queue.pending === 0) lane.nextDueAt = Number.isFinite(earliest) ? earliest : 0;
   }
 
-  /** Nothing due: sleep until the customer's next retry, or forget it when it has nothing left. */
-  private idle(customerId: string, lane: CustomerLane): void {
-    const next = this.q.nextDue.get(customerId) as number | null;
-    if (next === null && lane.queue.size === 0 && lane.queue.pending === 0) this.customers.delete(customerId);
-    else lane.nextDueAt = next ?? 0;
+  /** The lane's head (laneHeadOf), reading on past pages of passed-over failures; null when the lane has nothing pending. */
+  private laneHead(l: { webhook_id: string; device_id: string }, now: number): { due: DueKey } | { waitUntil: number } | null {
+    let after = 0;
+    let waitUntil = Number.POSITIVE_INFINITY;
+    for (;;) {
+      const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after) as DueKey[];
+      if (rows.length === 0) return after === 0 ? null : { waitUntil };
+      const head = laneHeadOf(rows, now);
+      if ('due' in head || head.held || rows.length < LANE_HEAD_ROWS) return 'due' in head ? head : { waitUntil: Math.min(waitUntil, head.waitUntil) };
+      waitUntil = Math.min(waitUntil, head.waitUntil);
+      after = rows[rows.length - 1]!.seq;
+    }
   }
 
   private async attempt(row: DueRow): Promise<void> {
@@ -367,6 +418,7 @@ export class WebhookDispatcher {
     })();
     for (const o of batch) {
       this.inFlight.delete(o.row.delivery_id);
+      this.busyLanes.delete(laneKey(o.row.webhook_id, o.row.device_id));
       const customer = this.customers.get(o.row.customer_id);
       if (customer) customer.dirty = true;
     }
@@ -390,4 +442,23 @@ export class WebhookDispatcher {
       for (const id of this.q.prune.all(now - DELIVERY_RETENTION_MS) as string[]) this.q.pruneAttempts.run(id);
     })();
   }
+}
+
+/**
+ * What a lane (its first pending rows, in order) offers now: the delivery to start, or the
+ * time to look again. A row due now goes; a row waiting for a retry with fewer than
+ * LANE_HOLDING_ATTEMPTS failures holds the lane; one with more is passed over.
+ */
+export function laneHeadOf<R extends { attempts: number; next_attempt_at: number }>(
+  rows: readonly R[],
+  now: number,
+): { due: R } | { waitUntil: number; held: boolean } {
+  let waitUntil = Number.POSITIVE_INFINITY;
+  for (const r of rows) {
+    if (r.next_attempt_at <= now) return { due: r };
+    waitUntil = Math.min(waitUntil, r.next_attempt_at);
+    if (r.attempts < LANE_HOLDING_ATTEMPTS) return { waitUntil, held: true };
+  }
+  // Only passed-over failures among these rows: the lane's later rows decide.
+  return { waitUntil, held: false };
 }
