@@ -39,6 +39,7 @@ import { healthRoutes } from './routes/health.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { opsRoutes } from './routes/ops.js';
 import { positionRoutes } from './routes/positions.js';
+import { sessionsRoutes } from './routes/sessions.js';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { streamRoutes } from './routes/stream.js';
 import { webhooksRoutes } from './routes/webhooks.js';
@@ -82,6 +83,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   app.decorate('keyUsage', keyUsage);
   app.addHook('onClose', async () => keyUsage.stop());
 
+  const csrfKey = ctx.secretBox.derivedKey('csrf');
   registerAccessControl(
     app,
     {
@@ -90,6 +92,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
       keyUsage,
       catchUp: ctx.catchUp,
       onApplied: ctx.projections.onApplied,
+      csrfKey,
     },
     ctx.clock,
     settings.rateLimits,
@@ -108,6 +111,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   await webhooksRoutes(app, ctx);
   await apiKeysRoutes(app, ctx, keyUsage);
   await oauthRoutes(app, ctx);
+  await sessionsRoutes(app, ctx, csrfKey);
   await streamRoutes(app, ctx);
   await webhookDeliveryRoutes(app, ctx);
   return app;
