@@ -1,7 +1,8 @@
 /**
  * The data directory holds every customer's positions and credential hashes:
  * created readable by its owner only, and the demo key printed on the first
- * start only (later starts name the file that keeps it).
+ * start only, with the panel URL and the demo login's password (later starts
+ * name the file that keeps them).
  */
 import { mkdtempSync, rmSync, statSync, readdirSync, readFileSync, mkdirSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,8 +28,11 @@ describe('data directory', () => {
     running = await startPlatformProcess(env);
     const first = running.output();
     await running.stop();
-    const { api_key: key } = JSON.parse(readFileSync(join(dataDir, 'demo-customer.json'), 'utf8')) as { api_key: string };
+    const demo = JSON.parse(readFileSync(join(dataDir, 'demo-customer.json'), 'utf8')) as { api_key: string; email: string; password: string };
+    const key = demo.api_key;
     expect(first).toContain(`Bearer ${key}`);
+    expect(demo.email).toBe('demo@fleet.local');
+    expect(first).toContain(`  Panel: http://localhost:${env.FLEET_HTTP_PORT}/  (log in as demo@fleet.local / ${demo.password})\n`);
 
     expect(mode(dataDir)).toBe(0o700);
     expect(mode(join(parent, 'nested'))).toBe(0o700);
@@ -45,7 +49,8 @@ describe('data directory', () => {
     await running.stop();
     running = null;
     expect(second).not.toContain(key);
-    expect(second).toContain(join(dataDir, 'demo-customer.json'));
+    expect(second).not.toContain(demo.password);
+    expect(second).toContain(`  Panel: http://localhost:${env.FLEET_HTTP_PORT}/  (log in as demo@fleet.local; the password is kept in ${join(dataDir, 'demo-customer.json')})`);
     expect(readFileSync(`${dataDir}.key`, 'utf8')).toBe(sealingKey);
   }, 120_000);
 
