@@ -67,7 +67,7 @@ describe('fleet customer …', () => {
     expect(created.code, created.stderr).toBe(0);
     const lines = created.stdout.trim().split('\n');
     expect(lines[2]).toBe('login    boss@panel.example');
-    const password = /^password (\S+)  \(shown once: keep it\)$/.exec(lines[3]!)?.[1];
+    const password = /^password (\S+) {2}\(shown once: keep it\)$/.exec(lines[3]!)?.[1];
     expect(password).toMatch(/^[\w-]{24}$/);
     const login = await fetch(`http://127.0.0.1:${platform.ports.http}/v1/sessions`, {
       method: 'POST',
