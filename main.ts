@@ -81,7 +81,12 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           catchUp: () => r.catchUp(),
           projections: runnerView(r, store, clock),
           webhookDelivery: webhooks,
-          settings: { publicUrl: config.publicUrl, allowPrivateWebhookUrls: config.allowPrivateWebhookUrls },
+          settings: {
+            publicUrl: config.publicUrl,
+            allowPrivateWebhookUrls: config.allowPrivateWebhookUrls,
+            panelTileUrl: config.panelTileUrl,
+            panelTileAttribution: config.panelTileAttribution,
+          },
           metrics: {
             storeAppends: () => appendCounts,
             // The gateway starts after the API (below); until then, and without that role, there is nothing to report.

@@ -24,6 +24,7 @@ import type { Logger } from '../core/logger.js';
 import { settingsOf, type ApiContext } from './context.js';
 import { KeyUsageRecorder } from './key-usage.js';
 import { createMetrics } from './metrics.js';
+import { panelRoutes, type Panel } from './panel.js';
 import { registerAccessControl } from './plugins/access.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBodies } from './plugins/json-bodies.js';
@@ -73,7 +74,9 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   });
-  registerErrorHandling(app, settings.publicUrl);
+  // The panel's routes are added after the OpenAPI plugin (below); its page fallback answers misses from then on.
+  let panel: Panel | null = null;
+  registerErrorHandling(app, settings.publicUrl, async (request, reply) => (panel ? panel.fallback(request, reply) : false));
   registerJsonBodies(app);
   registerValidation(app);
   const metrics = createMetrics(app, ctx.projections, ctx.metrics);
@@ -114,5 +117,6 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   await sessionsRoutes(app, ctx, csrfKey);
   await streamRoutes(app, ctx);
   await webhookDeliveryRoutes(app, ctx);
+  panel = await panelRoutes(app, settings);
   return app;
 }

@@ -198,6 +198,12 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     action: 'Retry: behind a load balancer another node may answer. Operators: route these paths to nodes started with the webhooks role.',
   },
   {
+    code: 'panel_not_built',
+    status: 503,
+    meaning: 'The customer panel was asked for (`GET /` or one of its pages), but this installation has no build of it (`dist/panel/index.html` is missing).',
+    action: 'Operators: run `npm run build` (it builds the API and the panel), then reload; `npm start` does it on every start.',
+  },
+  {
     code: 'not_ready',
     status: 503,
     meaning:
