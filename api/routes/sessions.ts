@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { endSession, normalizeEmail, startSession } from '../../core/commands/users.js';
+import { unknownUserHash } from '../../core/passwords.js';
 import { settingsOf, type ApiContext } from '../context.js';
 import { LoginThrottle } from '../login-throttle.js';
 import { NO_STORE } from '../no-store.js';
@@ -27,6 +28,8 @@ export async function sessionsRoutes(app: FastifyInstance, ctx: ApiContext, csrf
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { publicUrl } = settingsOf(ctx);
   const throttle = new LoginThrottle(ctx.clock);
+  // Worked out now, so the first login for an unknown email takes no longer than any other.
+  void unknownUserHash();
 
   const sessionBody = (token: string, s: SessionRecord) => ({
     user: s.user,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { panelSecurityHeaders } from '../../api/panel.js';
-import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { startApiHarness, type ApiHarness, type HarnessOptions } from '../support/api-harness.js';
 
 const INDEX = '<!doctype html><title>Fleet panel</title><script type="module" src="/assets/index-abc123.js"></script>';
 const tmp = mkdtempSync(join(tmpdir(), 'fleet-panel-'));
@@ -27,7 +27,7 @@ const servers: ApiHarness[] = [];
 let base = '';
 let unbuilt = '';
 
-async function serve(settings: Parameters<typeof startApiHarness>[0]['settings']): Promise<string> {
+async function serve(settings: HarnessOptions['settings']): Promise<string> {
   const h = await startApiHarness({ settings });
   servers.push(h);
   await h.app.listen({ port: 0, host: '127.0.0.1' });

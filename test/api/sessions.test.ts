@@ -184,12 +184,14 @@ describe('the session cookie', () => {
     }
   });
 
-  it('logout needs the CSRF token, ends the session and clears the cookie; the cookie is refused from then on', async () => {
+  it('logout needs the CSRF token, ends the session and its open stream, and clears the cookie; the cookie is refused from then on', async () => {
     const { cookie, csrf } = await session('ops@csrf.example', '127.0.0.43');
+    const stream = await openSse(`${h.base}/v1/stream`, { cookie });
     expect((await call('DELETE', '/v1/sessions/current', { headers: { cookie } })).json.code).toBe('csrf_failed');
     const out = await call('DELETE', '/v1/sessions/current', { headers: { cookie, 'x-csrf-token': csrf } });
     expect(out.status).toBe(204);
     expect(out.headers['set-cookie']).toEqual(['fleet_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0']);
+    await stream.ended(10_000);
     for (const path of ['/v1/devices', '/v1/sessions/current']) {
       const after = await call('GET', path, { headers: { cookie } });
       expect([path, after.status, after.json.code]).toEqual([path, 401, 'invalid_credentials']);
