@@ -112,6 +112,16 @@ describe('POST /v1/sessions', () => {
     tokens.push((await session('sprayed@fleet.example', '127.0.0.31')).token);
   });
 
+  it('takes JSON only, so a cross-site HTML form cannot log a browser in (a JSON POST from another origin needs a CORS preflight)', async () => {
+    const form = await requestFrom(h.base, 'POST', '/v1/sessions', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `email=ann%40acme.example&password=${encodeURIComponent(PASSWORD)}`,
+      from: '127.0.0.12',
+    });
+    expect(form.status).toBe(415);
+    expect(form.headers['set-cookie']).toBeUndefined();
+  });
+
   it('sets Secure on the cookie when the public URL is https (TLS ends at a proxy)', async () => {
     const api = await startApiHarness({ settings: { publicUrl: 'https://fleet.example' } });
     try {
