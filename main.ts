@@ -19,6 +19,8 @@ import type { Plan } from './core/events.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { PLANS, createCustomer, setCustomerRateLimit, setCustomerWebhookLimit } from './core/commands/customers.js';
 import { CommandRejected } from './core/commands/rejection.js';
+import { createUser } from './core/commands/users.js';
+import { generatePassword } from './core/passwords.js';
 import { gatewayFromConfig } from './gateway/from-config.js';
 import type { Gateway } from './gateway/server.js';
 import { GatewayThread } from './gateway/thread.js';
@@ -93,7 +95,12 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           catchUp: () => r.catchUp(),
           projections: runnerView(r, store, clock),
           webhookDelivery: webhooks,
-          settings: { publicUrl: config.publicUrl, allowPrivateWebhookUrls: config.allowPrivateWebhookUrls },
+          settings: {
+            publicUrl: config.publicUrl,
+            allowPrivateWebhookUrls: config.allowPrivateWebhookUrls,
+            panelTileUrl: config.panelTileUrl,
+            panelTileAttribution: config.panelTileAttribution,
+          },
           metrics: {
             // The gateway thread appends through its own handle on the store: its counts are added.
             storeAppends: () => {
@@ -168,19 +175,53 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   };
 }
 
+/** The demo customer's panel login. */
+const DEMO_EMAIL = 'demo@fleet.local';
+
+interface DemoCustomer {
+  customer_id: string;
+  api_key: string;
+  email: string;
+  password: string;
+}
+
 /**
- * On a fresh data dir, creates a demo customer and keeps its key in a 0600
- * file. The key is printed on that first start only: later starts name the
- * file, so the key does not land in every log that captures stdout.
+ * On a fresh data dir, creates a demo customer with a panel login and keeps
+ * its key and password in a 0600 file. They are printed on that first start
+ * only: later starts name the file, so the secrets do not land in every log
+ * that captures stdout. A data dir from before the panel gets its demo login
+ * on the next start (printed then, once).
  */
-async function ensureDemoCustomer(config: Config, store: EventStore): Promise<{ customer_id: string; api_key: string; file: string; createdNow: boolean }> {
+async function ensureDemoCustomer(config: Config, store: EventStore): Promise<DemoCustomer & { file: string; createdNow: boolean }> {
   const file = join(config.dataDir, 'demo-customer.json');
-  if (existsSync(file)) return { ...(JSON.parse(readFileSync(file, 'utf8')) as { customer_id: string; api_key: string }), file, createdNow: false };
-  const created = await createCustomer(store, systemClock, { name: 'Demo Fleet', plan: 'pro' });
+  const write = (demo: DemoCustomer) => writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
+  const password = generatePassword();
+  if (existsSync(file)) {
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as Partial<DemoCustomer> & { customer_id: string; api_key: string };
+    if (kept.email && kept.password) return { ...(kept as DemoCustomer), file, createdNow: false };
+    await createUser(store, systemClock, { customer_id: kept.customer_id, email: DEMO_EMAIL, name: 'Demo user', password });
+    const demo = { customer_id: kept.customer_id, api_key: kept.api_key, email: DEMO_EMAIL, password };
+    write(demo);
+    return { ...demo, file, createdNow: true };
+  }
+  const created = await createCustomer(store, systemClock, {
+    name: 'Demo Fleet',
+    plan: 'pro',
+    first_user: { email: DEMO_EMAIL, name: 'Demo user', password },
+  });
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const demo = { customer_id: created.customer_id, api_key: created.api_key };
-  writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
+  const demo = { customer_id: created.customer_id, api_key: created.api_key, email: DEMO_EMAIL, password };
+  write(demo);
   return { ...demo, file, createdNow: true };
+}
+
+/** The banner's panel line: the demo login's password on the start that created it, else where it is kept. */
+function panelLine(port: number, demo: (DemoCustomer & { file: string; createdNow: boolean }) | null): string {
+  const url = `http://localhost:${port}/`;
+  if (!demo) return `  Panel: ${url}`;
+  return demo.createdNow
+    ? `  Panel: ${url}  (log in as ${demo.email} / ${demo.password})`
+    : `  Panel: ${url}  (log in as ${demo.email}; the password is kept in ${demo.file})`;
 }
 
 async function commandStart(values: { roles?: string | undefined }): Promise<void> {
@@ -201,6 +242,7 @@ async function commandStart(values: { roles?: string | undefined }): Promise<voi
     'Fleet platform is running',
     `  store:       ${config.store}`,
     platform.ports.http !== null ? `  REST API:    http://localhost:${platform.ports.http}/v1  (health: /healthz)` : null,
+    platform.ports.http !== null ? panelLine(platform.ports.http, demo) : null,
     platform.ports.teltonika !== null ? `  Teltonika:   tcp://localhost:${platform.ports.teltonika}` : null,
     platform.ports.gt06 !== null ? `  GT06:        tcp://localhost:${platform.ports.gt06}` : null,
     platform.ports.jt808 !== null ? `  JT/T 808:    tcp://localhost:${platform.ports.jt808}` : null,
@@ -208,11 +250,11 @@ async function commandStart(values: { roles?: string | undefined }): Promise<voi
       ? `  Webhooks:    delivering${config.allowPrivateWebhookUrls ? ' (private and plain-http URLs allowed: FLEET_WEBHOOK_ALLOW_PRIVATE)' : ''}; manage them at /v1/webhooks`
       : null,
     demo ? `  Demo customer ${demo.customer_id}` : null,
-    demo?.createdNow ? `  Log in with:  Authorization: Bearer ${demo.api_key}  (shown on this first start only; kept in ${demo.file})` : null,
+    demo?.createdNow ? `  Log in with:  Authorization: Bearer ${demo.api_key}  (shown on this first start only, like the panel password; kept in ${demo.file})` : null,
     demo?.createdNow
       ? `  Try:          curl -H "Authorization: Bearer ${demo.api_key}" http://localhost:${platform.ports.http}/v1/positions/latest`
       : null,
-    demo && !demo.createdNow ? `  Log in with the demo API key kept in ${demo.file} (readable by you only)` : null,
+    demo && !demo.createdNow ? `  Log in with the demo API key and panel password kept in ${demo.file} (readable by you only)` : null,
     '',
   ].filter((l): l is string => l !== null);
   process.stdout.write(lines.join('\n') + '\n');
@@ -228,21 +270,45 @@ async function commandStart(values: { roles?: string | undefined }): Promise<voi
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-async function commandCustomerCreate(values: { name?: string; plan?: string; 'speed-limit-kmh'?: string; json?: boolean }): Promise<void> {
+interface CustomerCreateValues {
+  name?: string;
+  plan?: string;
+  'speed-limit-kmh'?: string;
+  email?: string;
+  'user-name'?: string;
+  json?: boolean;
+}
+
+async function commandCustomerCreate(values: CustomerCreateValues): Promise<void> {
   const plan = values.plan ?? 'free';
   if (!values.name) throw new ConfigError('customer create needs --name NAME');
   if (!PLANS.includes(plan as Plan)) throw new ConfigError(`--plan must be one of ${PLANS.join(', ')}`);
   const rawLimit = values['speed-limit-kmh'];
   const speedLimit = rawLimit === undefined ? null : Number(rawLimit);
   if (speedLimit !== null && !(speedLimit >= 1 && speedLimit <= 300)) throw new ConfigError('--speed-limit-kmh must be a number from 1 to 300');
+  if (values['user-name'] !== undefined && values.email === undefined) throw new ConfigError('--user-name goes with --email');
+  const password = generatePassword();
+  const firstUser = values.email === undefined ? undefined : { email: values.email, name: values['user-name'] ?? values.name, password };
   const config = loadConfig();
   const store = await openEventStore(config.store, systemClock);
   try {
-    const created = await createCustomer(store, systemClock, { name: values.name, plan: plan as Plan, speed_limit_kmh: speedLimit });
-    const out = { customer_id: created.customer_id, api_key: created.api_key };
-    process.stdout.write(
-      values.json ? JSON.stringify(out) + '\n' : `customer ${out.customer_id}\napi key  ${out.api_key}  (shown once: keep it)\n`,
-    );
+    const created = await createCustomer(store, systemClock, {
+      name: values.name,
+      plan: plan as Plan,
+      speed_limit_kmh: speedLimit,
+      ...(firstUser ? { first_user: firstUser } : {}),
+    });
+    const login = created.user ? { email: created.user.email, password } : null;
+    const out = { customer_id: created.customer_id, api_key: created.api_key, ...login };
+    const text = [
+      `customer ${out.customer_id}`,
+      `api key  ${out.api_key}  (shown once: keep it)`,
+      ...(login ? [`login    ${login.email}`, `password ${login.password}  (shown once: keep it)`] : []),
+    ];
+    process.stdout.write(values.json ? JSON.stringify(out) + '\n' : text.join('\n') + '\n');
+  } catch (err) {
+    if (err instanceof CommandRejected) throw new ConfigError(err.field ? `--${err.field.slice(1)}: ${err.detail}` : err.detail);
+    throw err;
   } finally {
     await store.close();
   }
@@ -320,15 +386,17 @@ const COMMANDS: readonly Command[] = [
   },
   {
     words: ['customer', 'create'],
-    synopsis: 'fleet customer create --name NAME [--plan free|pro|enterprise] [--speed-limit-kmh N] [--json]',
-    summary: 'Creates a customer and prints a full-access API key for it (shown once).',
+    synopsis: 'fleet customer create --name NAME [--plan free|pro|enterprise] [--speed-limit-kmh N] [--email EMAIL [--user-name NAME]] [--json]',
+    summary: 'Creates a customer and prints a full-access API key for it, and with --email its first panel login and password (shown once).',
     options: {
       name: { value: 'NAME', help: "the customer's name" },
       plan: { value: 'PLAN', help: `${PLANS.join(', ')} (default free)` },
       'speed-limit-kmh': { value: 'N', help: "default overspeed threshold of the customer's devices, 1 to 300" },
-      json: { help: 'print {"customer_id","api_key"} as JSON' },
+      email: { value: 'EMAIL', help: 'creates the first panel user with this email and a generated password' },
+      'user-name': { value: 'NAME', help: "the panel user's name (default: the customer's name)" },
+      json: { help: 'print {"customer_id","api_key"} (with --email also "email","password") as JSON' },
     },
-    run: (v) => commandCustomerCreate(v as { name?: string; plan?: string; 'speed-limit-kmh'?: string; json?: boolean }),
+    run: (v) => commandCustomerCreate(v as CustomerCreateValues),
   },
   {
     words: ['customer', 'set-rate-limit'],

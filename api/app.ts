@@ -24,6 +24,7 @@ import type { Logger } from '../core/logger.js';
 import { settingsOf, type ApiContext } from './context.js';
 import { KeyUsageRecorder } from './key-usage.js';
 import { createMetrics } from './metrics.js';
+import { panelRoutes, type Panel } from './panel.js';
 import { registerAccessControl } from './plugins/access.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBodies } from './plugins/json-bodies.js';
@@ -39,6 +40,7 @@ import { healthRoutes } from './routes/health.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { opsRoutes } from './routes/ops.js';
 import { positionRoutes } from './routes/positions.js';
+import { sessionsRoutes } from './routes/sessions.js';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { streamRoutes } from './routes/stream.js';
 import { webhooksRoutes } from './routes/webhooks.js';
@@ -72,7 +74,9 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   });
-  registerErrorHandling(app, settings.publicUrl);
+  // The panel's routes are added after the OpenAPI plugin (below); its page fallback answers misses from then on.
+  let panel: Panel | null = null;
+  registerErrorHandling(app, settings.publicUrl, async (request, reply) => (panel ? panel.fallback(request, reply) : false));
   registerJsonBodies(app);
   registerValidation(app);
   const metrics = createMetrics(app, ctx.projections, ctx.metrics);
@@ -82,6 +86,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   app.decorate('keyUsage', keyUsage);
   app.addHook('onClose', async () => keyUsage.stop());
 
+  const csrfKey = ctx.secretBox.derivedKey('csrf');
   registerAccessControl(
     app,
     {
@@ -90,6 +95,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
       keyUsage,
       catchUp: ctx.catchUp,
       onApplied: ctx.projections.onApplied,
+      csrfKey,
     },
     ctx.clock,
     settings.rateLimits,
@@ -108,7 +114,9 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   await webhooksRoutes(app, ctx);
   await apiKeysRoutes(app, ctx, keyUsage);
   await oauthRoutes(app, ctx);
+  await sessionsRoutes(app, ctx, csrfKey);
   await streamRoutes(app, ctx);
   await webhookDeliveryRoutes(app, ctx);
+  panel = await panelRoutes(app, settings);
   return app;
 }

@@ -1,5 +1,6 @@
 /** What routes need from the rest of the system, injected by api/app.ts. */
 import type Database from 'better-sqlite3';
+import { fileURLToPath } from 'node:url';
 import type { Clock } from '../core/clock.js';
 import { DEFAULT_HTTP_PORT, defaultPublicUrl } from '../core/config.js';
 import type { EventStore, LogPosition, RecordedEvent } from '../core/event-store/port.js';
@@ -82,7 +83,20 @@ export interface ApiSettings {
   publicUrl: string;
   /** FLEET_WEBHOOK_ALLOW_PRIVATE: webhook URLs may be plain http and reach private or loopback addresses (local development, tests). */
   allowPrivateWebhookUrls: boolean;
+  /** The customer panel's build (index.html, assets/), served at `/`; missing: `/` answers 503 until it is built. */
+  panelDir: string;
+  /** FLEET_PANEL_TILE_URL and FLEET_PANEL_TILE_ATTRIBUTION, for GET /panel-config.json and the panel's CSP. */
+  panelTileUrl: string | null;
+  panelTileAttribution: string | null;
 }
+
+/**
+ * dist/panel, from the compiled API (dist/api/) and from its TypeScript
+ * sources (tests), like the SQLite writer worker: the panel exists only built.
+ */
+export const DEFAULT_PANEL_DIR = fileURLToPath(
+  import.meta.url.endsWith('.ts') ? new URL('../dist/panel/', import.meta.url) : new URL('../panel/', import.meta.url),
+);
 
 export const DEFAULT_SETTINGS: ApiSettings = {
   rateLimits: {},
@@ -91,6 +105,9 @@ export const DEFAULT_SETTINGS: ApiSettings = {
   readyMaxLagS: 30,
   publicUrl: defaultPublicUrl(DEFAULT_HTTP_PORT),
   allowPrivateWebhookUrls: false,
+  panelDir: DEFAULT_PANEL_DIR,
+  panelTileUrl: null,
+  panelTileAttribution: null,
 };
 
 export function settingsOf(ctx: ApiContext): ApiSettings {

@@ -9,10 +9,14 @@ import type { RecordedEvent } from '../core/event-store/port.js';
 import type { AuthContext } from './plugins/auth.js';
 import type { SseConnection } from './sse.js';
 
-/** Whether `e` revokes the credential: its API key revoked, or the OAuth client of its token deleted (the tokens die with it). */
+/**
+ * Whether `e` revokes the credential: its API key revoked, the OAuth client of
+ * its token deleted (the tokens die with it), or its panel session logged out.
+ */
 export function revokes(auth: AuthContext, e: RecordedEvent): boolean {
   const { kind, id } = auth.credential;
   if (kind === 'api_key') return e.type === 'ApiKeyRevoked' && e.data.key_id === id;
+  if (kind === 'session') return e.type === 'SessionEnded' && e.data.session_id === id;
   return e.type === 'OAuthClientDeleted' && e.data.client_id === id;
 }
 

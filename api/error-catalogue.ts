@@ -78,8 +78,15 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     code: 'invalid_credentials',
     status: 401,
     meaning:
-      'A credential was sent but is not accepted: unknown, malformed, revoked, or an expired access token. `WWW-Authenticate` carries `error="invalid_token"` and the reason.',
-    action: 'Use a current API key, or fetch a new access token from `POST /v1/oauth/token` and retry.',
+      'A credential was sent but is not accepted: unknown, malformed, revoked, or an expired access token; or a panel session cookie whose session ended or expired. `WWW-Authenticate` carries `error="invalid_token"` and the reason.',
+    action: 'Use a current API key, or fetch a new access token from `POST /v1/oauth/token` and retry. In the panel: log in again.',
+  },
+  {
+    code: 'invalid_login',
+    status: 401,
+    meaning:
+      'Answered by `POST /v1/sessions` (panel login): the email or the password is wrong. An unknown email gets the same answer, after the same work, so accounts cannot be probed. Failed logins count towards `too_many_login_attempts`.',
+    action: 'Check the email and password; an operator can create a login with `fleet customer create --email`.',
   },
   {
     code: 'insufficient_scope',
@@ -87,6 +94,13 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     meaning:
       'The credential is valid but lacks the scope this request needs (a write scope also grants the matching read). `WWW-Authenticate` names the scope(s) needed.',
     action: 'Use a credential created with the needed scope; retrying with the same one will not help.',
+  },
+  {
+    code: 'csrf_failed',
+    status: 403,
+    meaning:
+      'A POST, PUT, PATCH or DELETE authenticated by the panel session cookie came without `X-CSRF-Token`, or with one that is not the `csrf_token` of that session. This is what stops another site from making a logged-in browser change things.',
+    action: 'Send the `csrf_token` of the login answer (or of `GET /v1/sessions/current`) as `X-CSRF-Token`. API clients: send a bearer credential instead of a cookie.',
   },
   {
     code: 'not_found',
@@ -127,6 +141,12 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     action: 'Use the existing driver (find it in `GET /v1/drivers`) or choose another `external_id`.',
   },
   {
+    code: 'email_taken',
+    status: 409,
+    meaning: 'A panel user with this email already exists (emails are unique across the platform, whatever their letter case).',
+    action: 'Use another email, or log in with the existing user.',
+  },
+  {
     code: 'body_too_large',
     status: 413,
     meaning: 'The request body is larger than the route accepts (256 KiB for most routes; the `detail` gives the limit).',
@@ -152,6 +172,13 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     action: 'Wait `Retry-After` seconds before the next request, and pace requests by the `RateLimit` headers.',
   },
   {
+    code: 'too_many_login_attempts',
+    status: 429,
+    meaning:
+      'Answered by `POST /v1/sessions`: 5 logins failed for this email, or from this client address, within 15 minutes. Until the window ends every login for them is refused, even with the right password. `Retry-After` says how many seconds are left.',
+    action: 'Wait `Retry-After` seconds, then log in with the right password.',
+  },
+  {
     code: 'headers_too_large',
     status: 431,
     meaning: 'The request headers are larger than the server accepts; the connection is closed.',
@@ -169,6 +196,12 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     meaning:
       'The webhook delivery routes (deliveries, redeliver, replay, test) need the delivery service, and the API node that answered does not run the webhooks role.',
     action: 'Retry: behind a load balancer another node may answer. Operators: route these paths to nodes started with the webhooks role.',
+  },
+  {
+    code: 'panel_not_built',
+    status: 503,
+    meaning: 'The customer panel was asked for (`GET /` or one of its pages), but this installation has no build of it (`dist/panel/index.html` is missing).',
+    action: 'Operators: run `npm run build` (it builds the API and the panel), then reload; `npm start` does it on every start.',
   },
   {
     code: 'not_ready',

@@ -47,6 +47,13 @@ export interface Config {
   webhookEnterprisePerS: number;
   /** The endpoints this node delivers when several nodes run the webhooks role on EventStoreDB: `k/n`. */
   webhookShard: { index: number; count: number };
+  /**
+   * The customer panel's online map tiles (`https://tile.example/{z}/{x}/{y}.png`,
+   * Leaflet placeholders allowed) and their attribution; null: the panel shows
+   * only its bundled offline outline.
+   */
+  panelTileUrl: string | null;
+  panelTileAttribution: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -93,6 +100,22 @@ function shard(raw: string | undefined): { index: number; count: number } {
   return { index, count };
 }
 
+/** A tile URL template: http(s), placeholders such as `{s}`, `{z}` allowed, no credentials. */
+function tileUrl(env: NodeJS.ProcessEnv): string | null {
+  const raw = env.FLEET_PANEL_TILE_URL;
+  if (raw === undefined || raw === '') return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw.replace(/\{[a-z0-9]+\}/gi, 'x'));
+  } catch {
+    // Refused below.
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.username || url.password) {
+    throw new ConfigError(`FLEET_PANEL_TILE_URL must be an http(s) tile URL such as https://tile.example.org/{z}/{x}/{y}.png (got ${JSON.stringify(raw)})`);
+  }
+  return raw;
+}
+
 function flag(env: NodeJS.ProcessEnv, name: string): boolean {
   const raw = (env[name] ?? '').toLowerCase();
   if (raw === '' || raw === 'false' || raw === '0') return false;
@@ -131,6 +154,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateWebhookUrls: flag(env, 'FLEET_WEBHOOK_ALLOW_PRIVATE'),
     webhookEnterprisePerS: int(env, 'FLEET_WEBHOOK_ENTERPRISE_PER_S', 1000, 1, 100_000),
     webhookShard: shard(env.FLEET_WEBHOOK_SHARD),
+    panelTileUrl: tileUrl(env),
+    panelTileAttribution: env.FLEET_PANEL_TILE_ATTRIBUTION || null,
     secretKey: env.FLEET_SECRET_KEY ? { base64: env.FLEET_SECRET_KEY } : { file: resolve(env.FLEET_SECRET_KEY_FILE || `${dataDir}.key`) },
   };
 }

@@ -9,6 +9,8 @@ export const API_KEY_PREFIX = 'fleet_key_';
 /** OAuth client secrets and the access tokens issued for them: their own prefixes, so a bearer credential's kind is known before any lookup. */
 export const OAUTH_CLIENT_SECRET_PREFIX = 'fleet_cs_';
 export const OAUTH_TOKEN_PREFIX = 'fleet_at_';
+/** Panel session tokens, carried only in the `fleet_session` cookie. */
+export const SESSION_TOKEN_PREFIX = 'fleet_ses_';
 
 export function generateSecret(prefix: string): string {
   return prefix + randomBytes(24).toString('base64url');

@@ -9,9 +9,10 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /**
  * Prefixes `newId` issues. `evt_` ids are not among them: they derive from their cause
- * (projections/device-events.ts). `whk_`, `dlv_` and `rpl_` are webhook endpoints, deliveries and replays.
+ * (projections/device-events.ts). `whk_`, `dlv_` and `rpl_` are webhook endpoints, deliveries and replays;
+ * `usr_` and `ses_` panel users and their sessions.
  */
-export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'key' | 'cli' | 'whk' | 'dlv' | 'rpl';
+export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'key' | 'cli' | 'whk' | 'dlv' | 'rpl' | 'usr' | 'ses';
 
 export function ulid(nowMs: number, random: Buffer = randomBytes(10)): string {
   let time = '';

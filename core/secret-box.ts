@@ -5,7 +5,7 @@
  * or of the data directory does not give them away.
  * Sealed form: `v1.<iv>.<tag>.<ciphertext>`, each part base64url.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const KEY_BYTES = 32;
@@ -24,6 +24,15 @@ export class SecretBox {
     if ('base64' in source) return SecretBox.fromKey(Buffer.from(source.base64, 'base64'));
     if (!existsSync(source.file)) writeFileSync(source.file, randomBytes(KEY_BYTES).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
     return SecretBox.fromKey(Buffer.from(readFileSync(source.file, 'utf8').trim(), 'base64'));
+  }
+
+  /**
+   * A key of its own for another use of the server secret (`label` names the
+   * use: HMAC keys of CSRF tokens), derived with HKDF so that no two uses ever
+   * share key material with the one that seals.
+   */
+  derivedKey(label: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `fleet ${label}`, KEY_BYTES));
   }
 
   seal(plaintext: string): string {

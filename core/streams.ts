@@ -11,6 +11,10 @@ export const streams = {
   terminal: (terminalId: string) => `terminal-${terminalId}`,
   /** Keyed by a digest: an external id is free text chosen by the customer. */
   driverExternalId: (customerId: string, digest: string) => `driver-external-id-${customerId}-${digest}`,
+  /** A customer user's account and its sessions. */
+  user: (userId: string) => `user-${userId}`,
+  /** Keyed by a digest of the lowercased email, unique across the platform. */
+  userEmail: (digest: string) => `user-email-${digest}`,
   unknownDevice: (identifier: string) => `unknown-${identifier}`,
   /** Configuration and requests (redeliver, replay) of one webhook endpoint. */
   webhook: (webhookId: string) => `webhook-${webhookId}`,

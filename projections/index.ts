@@ -10,10 +10,12 @@ import { latestPositionsProjection } from './latest-positions/index.js';
 import type { Projection } from './projection.js';
 import { tenantsProjection } from './tenants/index.js';
 import { unknownDevicesProjection } from './unknown-devices/index.js';
+import { usersProjection } from './users/index.js';
 import { webhookEndpointsProjection } from './webhook-endpoints/index.js';
 
 export const readModelProjections: Projection[] = [
   tenantsProjection,
+  usersProjection,
   devicesProjection,
   latestPositionsProjection,
   historyProjection,

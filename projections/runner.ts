@@ -26,8 +26,9 @@ const CHECKPOINT = 'read-models';
  * 2: future-dated fixes no longer count (projections/usable-fix.ts).
  * 3: implausible fixes (core/fix-plausibility.ts) are in no read model, history included.
  * 4: webhook endpoints read model (built from the whole log, like any new table).
+ * 5: panel users and sessions read model.
  */
-export const READ_MODEL_VERSION = 4;
+export const READ_MODEL_VERSION = 5;
 
 export function openReadModelDb(path: string): Database.Database {
   const db = openPrivateSqlite(path);

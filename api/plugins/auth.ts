@@ -9,27 +9,33 @@
  * lookup is by hash and the final comparison constant-time. A route names the
  * scope it needs in `config.scope` (an array means any one of them); write
  * implies read; no scope means the route is public.
+ *
+ * Without an Authorization header, the panel's `fleet_session` cookie
+ * authenticates instead (api/session-cookie.ts): the customer's full access,
+ * and for POST, PUT, PATCH and DELETE only with the session's X-CSRF-Token.
  */
 import type Database from 'better-sqlite3';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import { API_KEY_PREFIX, OAUTH_TOKEN_PREFIX, hashesEqual, sha256Hex } from '../../core/credentials.js';
-import type { Plan, Scope } from '../../core/events.js';
+import { ALL_SCOPES, type Plan, type Scope } from '../../core/events.js';
 import type { ProjectionsView, RateLimit } from '../context.js';
 import { CredentialCache } from '../credential-cache.js';
 import type { KeyUsageRecorder } from '../key-usage.js';
 import { ApiError } from '../problem.js';
 import { apiKeyByHash, oauthTokenByHash, type ApiKeyRecord, type OAuthTokenRecord } from '../queries/credentials.js';
+import { sessionByHash, type SessionRecord } from '../queries/users.js';
+import { CSRF_HEADER, STATE_CHANGING_METHODS, csrfMatches, sessionTokenOf } from '../session-cookie.js';
 
 export interface AuthContext {
   customerId: string;
-  /** Which credential: an API key (`key_…`) or an OAuth token of a client (`cli_…`). */
-  credential: { kind: 'api_key' | 'oauth_token'; id: string };
+  /** Which credential: an API key (`key_…`), an OAuth token of a client (`cli_…`) or a panel session (`ses_…`). */
+  credential: { kind: 'api_key' | 'oauth_token' | 'session'; id: string };
   scopes: Scope[];
   plan: Plan;
   /** The customer's agreed rate limit; null: its plan's. */
   rateLimit: RateLimit | null;
-  /** When the credential stops working (an OAuth token's expiry); null for API keys, which live until revoked. */
+  /** When the credential stops working (an OAuth token's or a session's expiry); null for API keys, which live until revoked. */
   expiresAt: number | null;
 }
 
@@ -65,6 +71,8 @@ export interface AuthDeps {
   catchUp: () => Promise<void>;
   /** The runner's committed batches, which invalidate the credential caches. */
   onApplied: ProjectionsView['onApplied'];
+  /** The HMAC key of CSRF tokens (api/session-cookie.ts), the same on every API node. */
+  csrfKey: Buffer;
 }
 
 interface Caches {
@@ -83,11 +91,7 @@ function invalidToken(detail: string): ApiError {
  * up to date once (a credential created a moment ago) and the lookup tried again; a hit,
  * the usual case, stays synchronous.
  */
-function lookup<T>(
-  find: () => T | null,
-  catchUp: () => Promise<void>,
-  toContext: (found: T | null) => AuthContext,
-): AuthContext | Promise<AuthContext> {
+function lookup<T, R = AuthContext>(find: () => T | null, catchUp: () => Promise<void>, toContext: (found: T | null) => R): R | Promise<R> {
   const found = find();
   if (found) return toContext(found);
   return catchUp().then(() => toContext(find()));
@@ -135,8 +139,61 @@ function authenticateOAuthToken(secret: string, deps: AuthDeps, caches: Caches):
   );
 }
 
-/** The credential of an Authorization header; throws the 401 for a missing, malformed or unknown one. */
-function authenticate(header: string | undefined, deps: AuthDeps, caches: Caches): AuthContext | Promise<AuthContext> {
+/**
+ * The live session of a token; throws the 401 for an unknown, ended or expired
+ * one. Not cached: panel requests come at a person's pace, and a logout must
+ * take effect at once.
+ */
+export function findSession(token: string, deps: Pick<AuthDeps, 'readModelDb' | 'catchUp' | 'clock'>): SessionRecord | Promise<SessionRecord> {
+  const hash = sha256Hex(token);
+  return lookup(
+    () => sessionByHash(deps.readModelDb, hash),
+    deps.catchUp,
+    (session) => {
+      if (!session || !hashesEqual(session.token_sha256, hash) || session.ended_at !== null || session.expires_at <= deps.clock.now()) {
+        throw new ApiError(401, 'invalid_credentials', 'The session has ended or expired; log in again.', [], { 'WWW-Authenticate': `Bearer ${REALM}` });
+      }
+      return session;
+    },
+  );
+}
+
+/** 403 for a state-changing request whose X-CSRF-Token is not the one of its session. */
+export function requireCsrf(request: FastifyRequest, token: string, csrfKey: Buffer): void {
+  if (!STATE_CHANGING_METHODS.has(request.method) || csrfMatches(csrfKey, token, request.headers[CSRF_HEADER])) return;
+  throw new ApiError(
+    403,
+    'csrf_failed',
+    'A request that changes something with the session cookie must send the X-CSRF-Token header (the csrf_token of the session).',
+  );
+}
+
+function authenticateSession(token: string, request: FastifyRequest, deps: AuthDeps): AuthContext | Promise<AuthContext> {
+  const toContext = (session: SessionRecord): AuthContext => {
+    requireCsrf(request, token, deps.csrfKey);
+    return {
+      customerId: session.customer.customer_id,
+      credential: { kind: 'session', id: session.session_id },
+      scopes: [...ALL_SCOPES],
+      plan: session.customer.plan,
+      rateLimit: session.rate_limit,
+      expiresAt: session.expires_at,
+    };
+  };
+  const found = findSession(token, deps);
+  return found instanceof Promise ? found.then(toContext) : toContext(found);
+}
+
+/**
+ * The credential of an Authorization header, else of the session cookie;
+ * throws the 401 for a missing, malformed or unknown one.
+ */
+function authenticate(request: FastifyRequest, deps: AuthDeps, caches: Caches): AuthContext | Promise<AuthContext> {
+  const header = request.headers.authorization;
+  if (header === undefined) {
+    const token = sessionTokenOf(request.headers.cookie);
+    if (token !== null) return authenticateSession(token, request, deps);
+  }
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   if (!match) {
     throw new ApiError(401, 'unauthenticated', 'Send an API key or access token as "Authorization: Bearer <credential>".', [], {
@@ -162,7 +219,7 @@ export function authenticationHook(app: FastifyInstance, deps: AuthDeps): onRequ
   return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     let outcome: AuthContext | Promise<AuthContext>;
     try {
-      outcome = authenticate(request.headers.authorization, deps, caches);
+      outcome = authenticate(request, deps, caches);
     } catch (err) {
       return done(err as Error);
     }

@@ -27,7 +27,15 @@ export function pathPrefixOf(publicUrl: string): string {
   return new URL(publicUrl).pathname.replace(/\/+$/, '');
 }
 
-export function registerErrorHandling(app: FastifyInstance, publicUrl: string): void {
+/**
+ * `fallback`: a chance to answer a request no route matched (the customer
+ * panel's client-side routes) before the 404; true when it did.
+ */
+export function registerErrorHandling(
+  app: FastifyInstance,
+  publicUrl: string,
+  fallback: (request: FastifyRequest, reply: FastifyReply) => Promise<boolean> = async () => false,
+): void {
   app.decorate('problemTypePrefix', pathPrefixOf(publicUrl));
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ApiError) return sendProblem(request, reply, err);
@@ -49,9 +57,10 @@ export function registerErrorHandling(app: FastifyInstance, publicUrl: string): 
     return sendProblem(request, reply, requestProblem(err, request));
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(request, reply, new ApiError(404, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler(async (request, reply) => {
+    if (await fallback(request, reply)) return reply;
+    return sendProblem(request, reply, new ApiError(404, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`));
+  });
 }
 
 /** Fastify names request parts after its schema keys; pointers use the shorter names. */

@@ -35,6 +35,7 @@ export const TAGS = [
   { name: 'Webhooks', description: 'Endpoints that receive signed event deliveries' },
   { name: 'API keys', description: 'Bearer credentials of your account' },
   { name: 'OAuth', description: 'Client credentials for integrators, and the token endpoint' },
+  { name: 'Sessions', description: 'Logins of the customer panel (a session cookie instead of a bearer credential)' },
   { name: 'Stream', description: 'Live positions and events over server-sent events' },
   { name: 'Operations', description: 'Health, readiness, metrics and this document' },
 ] as const;
@@ -49,6 +50,7 @@ const TAG_BY_SEGMENT: Record<string, string> = {
   webhooks: 'Webhooks',
   'api-keys': 'API keys',
   oauth: 'OAuth',
+  sessions: 'Sessions',
   stream: 'Stream',
 };
 
@@ -75,7 +77,9 @@ function fallbackTag(url: string): string {
 
 function securityOf(scope: Scope | readonly Scope[] | undefined): Array<Record<string, string[]>> {
   // Alternatives: any one scope, through either scheme.
-  return (scopesOf(scope) ?? []).flatMap((s): Array<Record<string, string[]>> => [{ bearer: [s] }, { oauth2: [s] }]);
+  // The panel's session cookie has every scope, so it is one more alternative for each scoped route.
+  const scopes = scopesOf(scope) ?? [];
+  return [...scopes.flatMap((s): Array<Record<string, string[]>> => [{ bearer: [s] }, { oauth2: [s] }]), ...(scopes.length > 0 ? [{ session: [] }] : [])];
 }
 
 type Json = Record<string, unknown>;
@@ -118,7 +122,8 @@ const transformRoute =
     s.tags ??= [fallbackTag(url)];
     s.summary ??= `${method} ${url}`;
     s.operationId ??= fallbackOperationId(method, url);
-    s.security = securityOf(route.config?.scope);
+    // A route that names no scope may state its own (the session routes: the cookie only); else it is public.
+    s.security = route.config?.scope ? securityOf(route.config.scope) : (s.security ?? []);
     // @fastify/swagger marks every body required; a route that takes none (rotate-secret) says so with Type.Optional.
     if ((s.body as { [OptionalKind]?: string } | undefined)?.[OptionalKind] === 'Optional') s[OPTIONAL_BODY] = true;
     const traits = traitsOf(s, method, url, route);
@@ -160,7 +165,8 @@ function transformDocument({ openapiObject }: { openapiObject: Json }): Json {
           response.content = { 'application/problem+json': { schema: { ...PROBLEM_REF } } };
         }
       }
-      if (!Array.isArray(op.security) || op.security.length === 0) continue;
+      // Only bearer-authenticated operations take tokens from the tenant's bucket (not the session routes themselves).
+      if (!Array.isArray(op.security) || !op.security.some((alt) => 'bearer' in (alt as Json))) continue;
       responses['429'] ??= { $ref: '#/components/responses/RateLimited' };
       for (const [status, response] of Object.entries(responses)) {
         if (ANSWERED_BEFORE_RATE_LIMIT.includes(status) || '$ref' in response) continue;
@@ -247,6 +253,13 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'An API key (`fleet_key_…`) or an OAuth access token (`fleet_at_…`)' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'fleet_session',
+            description:
+              'The customer panel\'s session cookie (`POST /v1/sessions`): all scopes of its customer; POST, PUT, PATCH and DELETE also need `X-CSRF-Token`. Used when no Authorization header is sent.',
+          },
           oauth2: {
             type: 'oauth2',
             description: 'Client credentials, for integrators acting for a customer',

@@ -52,9 +52,12 @@ export function errorResponses(t: RouteTraits, limits: RequestLimits): Record<nu
     out[401] = problemResponse('No credential, or an unknown, expired or revoked one (`unauthenticated`, `invalid_credentials`)', {
       'WWW-Authenticate': WWW_AUTHENTICATE,
     });
-    out[403] = problemResponse('The credential lacks the scope this operation needs (`insufficient_scope`)', {
-      'WWW-Authenticate': WWW_AUTHENTICATE,
-    });
+    out[403] = problemResponse(
+      "The credential lacks the scope this operation needs (`insufficient_scope`); with the panel's session cookie, a POST, PUT, PATCH or DELETE without its `X-CSRF-Token` (`csrf_failed`)",
+      {
+        'WWW-Authenticate': WWW_AUTHENTICATE,
+      },
+    );
   }
   if (t.pathParams) {
     out[404] = problemResponse("No such resource, or another customer's (`not_found`)");

@@ -7,6 +7,7 @@ import { newId, randomUuid } from '../ids.js';
 import { streams } from '../streams.js';
 import { newApiKeyEvent } from './credentials.js';
 import { CommandRejected } from './rejection.js';
+import { prepareUser } from './users.js';
 
 export const PLANS: readonly Plan[] = ['free', 'pro', 'enterprise'];
 
@@ -14,17 +15,24 @@ export interface CreatedCustomer {
   customer_id: string;
   api_key: string;
   key_id: string;
+  /** The first panel user, when one was asked for. */
+  user: { user_id: string; email: string } | null;
   position: LogPosition;
 }
 
 export async function createCustomer(
   store: EventStore,
   clock: Clock,
-  /** `speed_limit_kmh`: default overspeed threshold for the customer's devices (absent: none). */
-  input: { name: string; plan: Plan; speed_limit_kmh?: number | null },
+  /**
+   * `speed_limit_kmh`: default overspeed threshold for the customer's devices (absent: none).
+   * `first_user`: a panel login to create with it; its email is claimed before anything else
+   * is written, so a taken email refuses the whole creation.
+   */
+  input: { name: string; plan: Plan; speed_limit_kmh?: number | null; first_user?: { email: string; name: string; password: string } },
 ): Promise<CreatedCustomer> {
   const now = clock.now();
   const customerId = newId('cus', now);
+  const user = input.first_user ? await prepareUser(store, clock, { customer_id: customerId, ...input.first_user }) : null;
   const key = newApiKeyEvent(customerId, 'Default full-access key', [...ALL_SCOPES], now);
   const result = await store.appendToStream(
     streams.tenant(customerId),
@@ -44,7 +52,9 @@ export async function createCustomer(
     ],
     { expectedRevision: 'no_stream' },
   );
-  return { customer_id: customerId, api_key: key.secret, key_id: key.keyId, position: result.position };
+  if (!user) return { customer_id: customerId, api_key: key.secret, key_id: key.keyId, user: null, position: result.position };
+  const written = await store.appendToStream(user.stream, [user.event], { expectedRevision: 'no_stream' });
+  return { customer_id: customerId, api_key: key.secret, key_id: key.keyId, user: { user_id: user.user_id, email: user.email }, position: written.position };
 }
 
 /** Request rates are whole requests: at least 1 a minute and a burst of at least 1. */

@@ -93,6 +93,10 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
     case 'DriverExternalIdClaimed':
     case 'DeviceEventRaised':
     case 'UnknownDeviceSeen':
+    case 'CustomerUserCreated':
+    case 'UserEmailClaimed':
+    case 'SessionStarted':
+    case 'SessionEnded':
     case 'WebhookEndpointCreated':
     case 'WebhookEndpointUpdated':
     case 'WebhookSecretRotated':

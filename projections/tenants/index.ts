@@ -136,6 +136,10 @@ export const tenantsProjection: Projection = {
         case 'AlarmReported':
         case 'DeviceEventRaised':
         case 'UnknownDeviceSeen':
+        case 'CustomerUserCreated':
+        case 'UserEmailClaimed':
+        case 'SessionStarted':
+        case 'SessionEnded':
         case 'WebhookEndpointCreated':
         case 'WebhookEndpointUpdated':
         case 'WebhookSecretRotated':

@@ -20,6 +20,15 @@ describe('configuration from the environment', () => {
     }
   });
 
+  it('takes the panel tile URL and attribution, null when unset; refuses a tile URL that is not http(s)', () => {
+    expect(loadConfig({})).toMatchObject({ panelTileUrl: null, panelTileAttribution: null });
+    const c = loadConfig({ FLEET_PANEL_TILE_URL: 'https://{s}.tile.example.org/{z}/{x}/{y}.png', FLEET_PANEL_TILE_ATTRIBUTION: '© Example' });
+    expect(c).toMatchObject({ panelTileUrl: 'https://{s}.tile.example.org/{z}/{x}/{y}.png', panelTileAttribution: '© Example' });
+    for (const bad of ['tile.example.org/{z}/{x}/{y}.png', 'ftp://tile.example.org/{z}.png', 'https://u:p@tile.example.org/{z}.png']) {
+      expect(() => loadConfig({ FLEET_PANEL_TILE_URL: bad }), bad).toThrow(/FLEET_PANEL_TILE_URL/);
+    }
+  });
+
   it('refuses bad values with a message naming the variable', () => {
     expect(() => loadConfig({ FLEET_HTTP_PORT: 'abc' })).toThrow(ConfigError);
     expect(() => loadConfig({ FLEET_HTTP_PORT: '70000' })).toThrow(/FLEET_HTTP_PORT/);

@@ -19,6 +19,16 @@ describe('SecretBox', () => {
     expect(box.seal('whsec_abc123')).not.toBe(sealed); // a fresh IV each time
   });
 
+  it('derives a stable 32-byte key per label, unlike the sealing key and unlike another label or server key', () => {
+    const key = randomBytes(32);
+    const csrf = SecretBox.fromKey(key).derivedKey('csrf');
+    expect(csrf).toHaveLength(32);
+    expect(SecretBox.fromKey(Buffer.from(key)).derivedKey('csrf').equals(csrf)).toBe(true);
+    expect(csrf.equals(key)).toBe(false);
+    expect(SecretBox.fromKey(key).derivedKey('other').equals(csrf)).toBe(false);
+    expect(SecretBox.fromKey(randomBytes(32)).derivedKey('csrf').equals(csrf)).toBe(false);
+  });
+
   it('refuses a sealed secret that was tampered with or sealed under another key', () => {
     const box = SecretBox.fromKey(randomBytes(32));
     const sealed = box.seal('whsec_abc123');

@@ -35,8 +35,8 @@ const COMMANDS: Array<{ words: string[]; synopsis: string; options: string[] }> 
   { words: ['start'], synopsis: 'fleet [start] [--roles gateway,projections,api]', options: ['--roles'] },
   {
     words: ['customer', 'create'],
-    synopsis: 'fleet customer create --name NAME [--plan free|pro|enterprise] [--speed-limit-kmh N] [--json]',
-    options: ['--name', '--plan', '--speed-limit-kmh', '--json'],
+    synopsis: 'fleet customer create --name NAME [--plan free|pro|enterprise] [--speed-limit-kmh N] [--email EMAIL [--user-name NAME]] [--json]',
+    options: ['--name', '--plan', '--speed-limit-kmh', '--email', '--user-name', '--json'],
   },
   {
     words: ['customer', 'set-rate-limit'],

@@ -1,13 +1,16 @@
 /**
  * The data directory holds every customer's positions and credential hashes:
  * created readable by its owner only, and the demo key printed on the first
- * start only (later starts name the file that keeps it).
+ * start only, with the panel URL and the demo login's password (later starts
+ * name the file that keeps them).
  */
-import { mkdtempSync, rmSync, statSync, readdirSync, readFileSync, mkdirSync, chmodSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, readdirSync, readFileSync, mkdirSync, chmodSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { platformEnv, startPlatformProcess, type PlatformProcess } from '../support/platform-process.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { MAIN, platformEnv, startPlatformProcess, type PlatformProcess } from '../support/platform-process.js';
 
 const parent = mkdtempSync(join(tmpdir(), 'fleet-private-'));
 let running: PlatformProcess | null = null;
@@ -27,8 +30,11 @@ describe('data directory', () => {
     running = await startPlatformProcess(env);
     const first = running.output();
     await running.stop();
-    const { api_key: key } = JSON.parse(readFileSync(join(dataDir, 'demo-customer.json'), 'utf8')) as { api_key: string };
+    const demo = JSON.parse(readFileSync(join(dataDir, 'demo-customer.json'), 'utf8')) as { api_key: string; email: string; password: string };
+    const key = demo.api_key;
     expect(first).toContain(`Bearer ${key}`);
+    expect(demo.email).toBe('demo@fleet.local');
+    expect(first).toContain(`  Panel: http://localhost:${env.FLEET_HTTP_PORT}/  (log in as demo@fleet.local / ${demo.password})\n`);
 
     expect(mode(dataDir)).toBe(0o700);
     expect(mode(join(parent, 'nested'))).toBe(0o700);
@@ -45,8 +51,33 @@ describe('data directory', () => {
     await running.stop();
     running = null;
     expect(second).not.toContain(key);
-    expect(second).toContain(join(dataDir, 'demo-customer.json'));
+    expect(second).not.toContain(demo.password);
+    expect(second).toContain(`  Panel: http://localhost:${env.FLEET_HTTP_PORT}/  (log in as demo@fleet.local; the password is kept in ${join(dataDir, 'demo-customer.json')})`);
     expect(readFileSync(`${dataDir}.key`, 'utf8')).toBe(sealingKey);
+  }, 120_000);
+
+  it('a demo customer from before the panel gets its demo login on the next start, printed then only', async () => {
+    const dataDir = join(parent, 'before-panel');
+    const { env, ports } = await platformEnv(dataDir);
+    // What an older version left: a demo customer (made here by the CLI, without --email) and a file without a panel login.
+    const created = await promisify(execFile)(process.execPath, [MAIN, 'customer', 'create', '--name', 'Demo Fleet', '--plan', 'pro', '--json'], { env });
+    const old = JSON.parse(created.stdout) as { customer_id: string; api_key: string };
+    writeFileSync(join(dataDir, 'demo-customer.json'), JSON.stringify(old), { mode: 0o600 });
+
+    running = await startPlatformProcess(env);
+    const output = running.output();
+    const demo = JSON.parse(readFileSync(join(dataDir, 'demo-customer.json'), 'utf8')) as { customer_id: string; email: string; password: string };
+    expect(demo).toMatchObject({ customer_id: old.customer_id, email: 'demo@fleet.local' });
+    expect(output).toContain(`(log in as demo@fleet.local / ${demo.password})`);
+    const login = await fetch(`http://127.0.0.1:${ports.http}/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: demo.email, password: demo.password }),
+    });
+    expect(login.status).toBe(201);
+    expect(((await login.json()) as { customer: { customer_id: string } }).customer.customer_id).toBe(old.customer_id);
+    await running.stop();
+    running = null;
   }, 120_000);
 
   it('a data directory an older version left world-readable is tightened on start', async () => {

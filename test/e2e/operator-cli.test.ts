@@ -62,6 +62,26 @@ describe('fleet customer …', () => {
     expect(await policy()).toBe('"enterprise";q=120000;w=120');
   }, 30_000);
 
+  it('creates the first panel user with --email: the password is printed once and logs in; a taken email is refused', async () => {
+    const created = await fleet('customer', 'create', '--name', 'Panel Haulage', '--email', 'Boss@Panel.example');
+    expect(created.code, created.stderr).toBe(0);
+    const lines = created.stdout.trim().split('\n');
+    expect(lines[2]).toBe('login    boss@panel.example');
+    const password = /^password (\S+) {2}\(shown once: keep it\)$/.exec(lines[3]!)?.[1];
+    expect(password).toMatch(/^[\w-]{24}$/);
+    const login = await fetch(`http://127.0.0.1:${platform.ports.http}/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'boss@panel.example', password }),
+    });
+    expect(login.status).toBe(201);
+    expect(((await login.json()) as { customer: { name: string } }).customer.name).toBe('Panel Haulage');
+
+    const taken = await fleet('customer', 'create', '--name', 'Copycat', '--email', 'boss@panel.example', '--json');
+    expect([taken.code, taken.stdout]).toEqual([2, '']);
+    expect(taken.stderr.trim()).toBe('--email: A user with the email boss@panel.example already exists.');
+  }, 30_000);
+
   it('refuses an unknown customer and half or invalid limits with exit code 2 and a message', async () => {
     const unknown = await fleet('customer', 'set-rate-limit', '--customer', 'cus_01jbz3k8x6m2q9w4e7r5t1y0ha', '--per-minute', '60', '--burst', '10');
     expect([unknown.code, unknown.stderr.trim()]).toEqual([2, 'no customer cus_01jbz3k8x6m2q9w4e7r5t1y0ha']);
