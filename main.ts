@@ -26,28 +26,32 @@ import type { Gateway } from './gateway/server.js';
 import { GatewayThread } from './gateway/thread.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from './projections/index.js';
 import { runnerView } from './projections/view.js';
-import { WebhookDelivery } from './projections/webhooks/index.js';
+import { webhookDeliveryFromConfig } from './projections/webhooks/from-config.js';
+import type { WebhookDeliveryAccess } from './projections/webhooks/index.js';
+import { WebhookThread } from './projections/webhooks/thread.js';
 import { SecretBox } from './core/secret-box.js';
 
 export interface RunningPlatform {
   ports: { http: number | null; teltonika: number | null; gt06: number | null; jt808: number | null };
   store: EventStore;
-  /** In this thread, or in a thread of its own (StartOptions.gatewayThread). */
+  /** In this thread, or in a thread of its own (StartOptions.threads). */
   gateway: Pick<Gateway, 'stats' | 'openConnections' | 'stop'> | null;
   runner: ProjectionRunner | null;
-  webhooks: WebhookDelivery | null;
+  /** In this thread, or in a thread of its own (StartOptions.threads). */
+  webhooks: (WebhookDeliveryAccess & { stop(): Promise<void> }) | null;
   stop(): Promise<void>;
 }
 
 export interface StartOptions {
   /**
-   * Runs the gateway in a worker thread of its own (gateway/thread.ts), so acks never wait
-   * behind projections, API requests or webhook delivery on this thread. `fleet` does so
-   * whenever the gateway shares the process with another role.
+   * Runs the gateway and webhook delivery each in a worker thread of its own
+   * (gateway/thread.ts, projections/webhooks/thread.ts), so acks never wait behind
+   * projections or API requests, and signing and sending webhooks does not share their
+   * thread. `fleet` does so whenever a role shares the process with another.
    */
-  gatewayThread?: boolean;
-  /** Hears of a gateway thread that died after it started. */
-  onGatewayFailure?: (err: Error) => void;
+  threads?: boolean;
+  /** Hears of a role thread that died after it started. */
+  onThreadFailure?: (err: Error) => void;
 }
 
 /** Starts the asked roles; resolves once every listener is up. */
@@ -62,19 +66,15 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   const ports: RunningPlatform['ports'] = { http: null, teltonika: null, gt06: null, jt808: null };
   // Loaded once: a key file is created on the first start, and every role seals and opens with the same key.
   const secretBox = SecretBox.load(config.secretKey);
-  let webhooks: WebhookDelivery | null = null;
+  const onThreadFailure = options.onThreadFailure ?? ((err: Error) => log.error({ err }, 'role thread failed'));
+  let webhooks: RunningPlatform['webhooks'] = null;
   if (roles.includes('webhooks')) {
-    webhooks = new WebhookDelivery({
-      store,
-      clock,
-      log: log.child({ role: 'webhooks' }),
-      dbPath: join(config.dataDir, 'webhooks.sqlite'),
-      box: secretBox,
-      allowPrivate: config.allowPrivateWebhookUrls,
-      enterprisePerS: config.webhookEnterprisePerS,
-      shard: config.webhookShard,
-    });
-    await webhooks.start();
+    if (options.threads) webhooks = await WebhookThread.start(config, secretBox, clock, onThreadFailure);
+    else {
+      const inProcess = webhookDeliveryFromConfig(config, store, clock, log.child({ role: 'webhooks' }), secretBox);
+      await inProcess.start();
+      webhooks = inProcess;
+    }
   }
 
   if (roles.includes('projections') || roles.includes('api')) {
@@ -143,9 +143,8 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   }
   if (roles.includes('gateway')) {
     let bound: Record<'teltonika' | 'gt06' | 'jt808', number>;
-    if (options.gatewayThread) {
-      const onFailure = options.onGatewayFailure ?? ((err: Error) => log.error({ err }, 'gateway thread failed'));
-      const started = await GatewayThread.start(config, onFailure);
+    if (options.threads) {
+      const started = await GatewayThread.start(config, onThreadFailure);
       gatewayThread = started.thread;
       gateway = started.thread;
       bound = started.ports;
@@ -228,11 +227,11 @@ async function commandStart(values: { roles?: string | undefined }): Promise<voi
   const config = loadConfig();
   const roles = parseRoles(values.roles);
   const log = createLogger(config.logLevel);
-  // The gateway gets a thread of its own when it shares the process; if that thread dies, so does the process.
+  // The gateway and webhook delivery get threads of their own when roles share the process; if one dies, so does the process.
   const platform = await startPlatform(config, roles, log, {
-    gatewayThread: roles.includes('gateway') && roles.length > 1,
-    onGatewayFailure: (err) => {
-      log.fatal({ err }, 'gateway thread failed; stopping');
+    threads: roles.length > 1,
+    onThreadFailure: (err) => {
+      log.fatal({ err }, 'a role thread failed; stopping');
       process.exit(1);
     },
   });

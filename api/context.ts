@@ -7,7 +7,7 @@ import type { EventStore, LogPosition, RecordedEvent } from '../core/event-store
 import type { Plan } from '../core/events.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { ProjectionLag } from '../projections/lag.js';
-import type { WebhookDelivery } from '../projections/webhooks/index.js';
+import type { WebhookDeliveryAccess } from '../projections/webhooks/index.js';
 
 export interface ApiContext {
   store: EventStore;
@@ -22,7 +22,7 @@ export interface ApiContext {
   /** The projection runner as the API sees it (live stream, readiness, metrics). */
   projections: ProjectionsView;
   /** Webhook delivery, when this process runs the webhooks role (deliveries, test sends); null elsewhere. */
-  webhookDelivery?: WebhookDelivery | null;
+  webhookDelivery?: WebhookDeliveryAccess | null;
   /** Counters of the other roles running in this process, for /metrics; absent when they run elsewhere. */
   metrics?: MetricsSources;
   settings?: Partial<ApiSettings>;

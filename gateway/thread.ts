@@ -5,23 +5,24 @@
  * main thread's subscribers hear of its commits at once (core/event-store/sqlite.ts).
  * Counters arrive once a second (thread-entry.ts), so /metrics may lag them by that much.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Config } from '../core/config.js';
+import { startRoleThread, threadEntry } from '../core/role-thread.js';
 import type { AppendCounts } from '../core/event-store/counting.js';
 import type { ProtocolName } from './protocol.js';
 import { newStats, type GatewayStats } from './stats.js';
 import type { FromGatewayThread, GatewaySnapshot, ToGatewayThread } from './thread-messages.js';
 
-/** Compiled, the entry sits next to this module; from TypeScript sources (vitest) the compiled copy runs. */
-const ENTRY = import.meta.url.endsWith('.ts')
-  ? new URL('../dist/gateway/thread-entry.js', import.meta.url)
-  : new URL('./thread-entry.js', import.meta.url);
+const ENTRY = threadEntry(import.meta.url, 'thread-entry');
 
 export class GatewayThread {
   private latest: GatewaySnapshot = { stats: newStats(), openConnections: 0, appends: { appends: 0, events: 0, failures: 0 } };
   private stopped: Promise<void> | null = null;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    private readonly markStopping: () => void,
+  ) {
     worker.on('message', (m: FromGatewayThread) => {
       if (m.type === 'snapshot' || m.type === 'stopped') this.latest = m;
     });
@@ -31,22 +32,10 @@ export class GatewayThread {
    * Starts the thread; resolves with the bound ports once every listener is up. `onFailure`
    * hears of a thread that dies after that (the process should stop: no device is served).
    */
-  static start(config: Config, onFailure: (err: Error) => void): Promise<{ thread: GatewayThread; ports: Record<ProtocolName, number> }> {
-    const worker = new Worker(ENTRY, { workerData: config });
-    const thread = new GatewayThread(worker);
-    return new Promise((resolve, reject) => {
-      let started = false;
-      worker.on('message', (m: FromGatewayThread) => {
-        if (m.type !== 'started') return;
-        started = true;
-        resolve({ thread, ports: m.ports });
-      });
-      worker.on('error', (err) => (started ? onFailure(err) : reject(err)));
-      worker.on('exit', (code) => {
-        if (!started) reject(new Error(`the gateway thread exited with code ${code} before it started`));
-        else if (!thread.stopped) onFailure(new Error(`the gateway thread exited with code ${code}`));
-      });
-    });
+  static async start(config: Config, onFailure: (err: Error) => void): Promise<{ thread: GatewayThread; ports: Record<ProtocolName, number> }> {
+    const t = await startRoleThread<FromGatewayThread>(ENTRY, config, onFailure);
+    if (t.started.type !== 'started') throw new Error('unexpected first message of the gateway thread');
+    return { thread: new GatewayThread(t.worker, t.stopping), ports: t.started.ports };
   }
 
   get stats(): GatewayStats {
@@ -65,6 +54,7 @@ export class GatewayThread {
   /** Drains the connections (their last acks), closes the thread's store, and ends the thread. */
   stop(): Promise<void> {
     this.stopped ??= new Promise<void>((resolve) => {
+      this.markStopping();
       this.worker.once('exit', () => resolve());
       const m: ToGatewayThread = { type: 'stop' };
       this.worker.postMessage(m);

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { requestRedelivery, requestReplay } from '../../core/commands/webhook-delivery.js';
-import type { WebhookDelivery } from '../../projections/webhooks/index.js';
+import type { WebhookDeliveryAccess } from '../../projections/webhooks/index.js';
 import type { ApiContext } from '../context.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf } from '../plugins/auth.js';
@@ -30,12 +30,12 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: ApiContex
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   /** The delivery service, caught up with the log, and the endpoint known to it. */
-  const deliveryFor = async (customerId: string, webhookId: string): Promise<WebhookDelivery> => {
+  const deliveryFor = async (customerId: string, webhookId: string): Promise<WebhookDeliveryAccess> => {
     if (!webhookById(ctx.readModelDb, customerId, webhookId)) throw notFound('webhook', webhookId);
     const delivery = ctx.webhookDelivery;
     if (!delivery) throw new ApiError(503, 'webhooks_unavailable', 'Webhook delivery does not run in this API process; ask a node with the webhooks role.');
-    await delivery.runner.catchUp();
-    if (!delivery.hasEndpoint(customerId, webhookId)) {
+    await delivery.catchUp();
+    if (!delivery.reads.hasEndpoint(customerId, webhookId)) {
       throw new ApiError(503, 'webhooks_unavailable', "This endpoint is delivered by another node (FLEET_WEBHOOK_SHARD); ask the node of its shard.");
     }
     return delivery;
@@ -59,7 +59,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: ApiContex
       const delivery = await deliveryFor(auth.customerId, request.params.id);
       const filters = {};
       const before = cursors.decode(request.query.cursor, filters);
-      const rows = delivery.deliveries(auth.customerId, request.params.id, before, request.query.limit + 1);
+      const rows = delivery.reads.deliveries(auth.customerId, request.params.id, before, request.query.limit + 1);
       const page = cursors.page(rows, request.query.limit, (d) => d.delivery_id, filters);
       return { data: page.data.map(deliveryBody), pagination: page.pagination };
     },
@@ -80,7 +80,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: ApiContex
     async (request) => {
       const auth = authOf(request);
       const delivery = await deliveryFor(auth.customerId, request.params.id);
-      const d = delivery.delivery(auth.customerId, request.params.id, request.params.delivery_id);
+      const d = delivery.reads.delivery(auth.customerId, request.params.id, request.params.delivery_id);
       if (!d) throw notFound('delivery', request.params.delivery_id);
       return { ...deliveryBody(d), attempt_log: d.attempt_log.map(attemptBody) };
     },
@@ -102,9 +102,9 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: ApiContex
       const auth = authOf(request);
       const { id, delivery_id } = request.params;
       const delivery = await deliveryFor(auth.customerId, id);
-      if (!delivery.delivery(auth.customerId, id, delivery_id)) throw notFound('delivery', delivery_id);
+      if (!delivery.reads.delivery(auth.customerId, id, delivery_id)) throw notFound('delivery', delivery_id);
       await delivery.waitFor(await requestRedelivery(ctx.store, ctx.clock, { customer_id: auth.customerId, webhook_id: id, delivery_id }));
-      const d = delivery.delivery(auth.customerId, id, delivery_id)!;
+      const d = delivery.reads.delivery(auth.customerId, id, delivery_id)!;
       return reply.status(202).send({ ...deliveryBody(d), attempt_log: d.attempt_log.map(attemptBody) });
     },
   );
@@ -155,7 +155,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: ApiContex
     async (request) => {
       const auth = authOf(request);
       const delivery = await deliveryFor(auth.customerId, request.params.id);
-      const result = await delivery.sendTest(auth.customerId, request.params.id, request.body?.event ?? 'position.updated');
+      const result = await delivery.reads.sendTest(auth.customerId, request.params.id, request.body?.event ?? 'position.updated');
       if (!result) throw notFound('webhook', request.params.id);
       return {
         delivered: result.ok,

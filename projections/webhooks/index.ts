@@ -16,17 +16,16 @@ import { comparePositions, positionFromString, positionToString } from '../../co
 import { newId } from '../../core/ids.js';
 import type { Logger } from '../../core/logger.js';
 import type { SecretBox } from '../../core/secret-box.js';
-import { deviceEventId } from '../device-events.js';
 import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
 import { ProjectionRunner } from '../runner.js';
 import { openDeliveryDb } from './delivery-db.js';
+import { DeliveryLog, type WebhookDeliveryAccess } from './delivery-log.js';
 import { WebhookDispatcher, type Outcome } from './dispatcher.js';
 import { kindsMatching } from './kind-filter.js';
 import { webhookMessages } from './payload.js';
-import { createWebhookAgents, type AttemptResult } from './post-attempt.js';
 import { webhookProjector } from './projector.js';
-import { sendSigned } from './send.js';
-import { guardedLookup } from './url-safety.js';
+
+export type { AttemptRecord, DeliveryRecord, DeliveryWithAttempts, WebhookDeliveryAccess } from './delivery-log.js';
 
 export interface WebhookDeliveryOptions {
   store: EventStore;
@@ -42,42 +41,17 @@ export interface WebhookDeliveryOptions {
   onOutcome?: (outcomes: readonly Outcome[]) => void;
 }
 
-export interface DeliveryRecord {
-  delivery_id: string;
-  webhook_id: string;
-  event_id: string;
-  kind: string;
-  device_id: string;
-  state: 'pending' | 'delivered' | 'failed' | 'cancelled';
-  attempts: number;
-  created_at: number;
-  next_attempt_at: number | null;
-  last_attempt_at: number | null;
-  last_status: number | null;
-  last_error: string | null;
-  last_latency_ms: number | null;
-  replay_id: string | null;
-}
-
-export interface AttemptRecord {
-  attempt: number;
-  at: number;
-  status: number | null;
-  error: string | null;
-  latency_ms: number | null;
-  response_start: string | null;
-}
-
 export function ownsEndpoint(shard: { index: number; count: number }, webhookId: string): boolean {
   if (shard.count <= 1) return true;
   return createHash('sha256').update(webhookId).digest().readUInt32BE(0) % shard.count === shard.index;
 }
 
-export class WebhookDelivery {
+export class WebhookDelivery implements WebhookDeliveryAccess {
   readonly runner: ProjectionRunner;
   readonly dispatcher: WebhookDispatcher;
   private readonly db;
   private readonly q;
+  readonly reads: DeliveryLog;
   private replaying: Promise<void> | null = null;
   private replayTimer: NodeJS.Timeout | null = null;
 
@@ -91,19 +65,8 @@ export class WebhookDelivery {
       this.dispatcher.wake(projector.takeTouchedCustomers());
       this.runReplays();
     });
+    this.reads = new DeliveryLog(this.db, o.box, o.allowPrivate, o.clock);
     this.q = {
-      page: this.db.prepare(
-        `SELECT delivery_id, webhook_id, event_id, kind, device_id, state, attempts, created_at, next_attempt_at, last_attempt_at,
-                last_status, last_error, last_latency_ms, replay_id
-         FROM wh_deliveries WHERE webhook_id = ? AND customer_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-      ),
-      seqOf: this.db.prepare('SELECT seq FROM wh_deliveries WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ?').pluck(),
-      one: this.db.prepare(
-        `SELECT delivery_id, webhook_id, event_id, kind, device_id, state, attempts, created_at, next_attempt_at, last_attempt_at,
-                last_status, last_error, last_latency_ms, replay_id
-         FROM wh_deliveries WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ?`,
-      ),
-      attempts: this.db.prepare('SELECT attempt, at, status, error, latency_ms, response_start FROM wh_attempts WHERE delivery_id = ? ORDER BY attempt'),
       endpoint: this.db.prepare('SELECT * FROM wh_endpoints WHERE webhook_id = ? AND customer_id = ? AND deleted = 0'),
       openReplays: this.db.prepare('SELECT * FROM wh_replays WHERE done = 0'),
       replayProgress: this.db.prepare('UPDATE wh_replays SET progress = ?, done = ? WHERE replay_id = ?'),
@@ -133,55 +96,9 @@ export class WebhookDelivery {
     return this.runner.waitFor(position);
   }
 
-  /** Newest first; `before` is the delivery id the previous page ended with. */
-  deliveries(customerId: string, webhookId: string, before: string | null, limit: number): DeliveryRecord[] {
-    const beforeSeq = before === null ? Number.MAX_SAFE_INTEGER : ((this.q.seqOf.get(before, webhookId, customerId) as number | undefined) ?? 0);
-    return this.q.page.all(webhookId, customerId, beforeSeq, limit) as DeliveryRecord[];
-  }
-
-  delivery(customerId: string, webhookId: string, deliveryId: string): (DeliveryRecord & { attempt_log: AttemptRecord[] }) | null {
-    const row = this.q.one.get(deliveryId, webhookId, customerId) as DeliveryRecord | undefined;
-    if (!row) return null;
-    return { ...row, attempt_log: this.q.attempts.all(deliveryId) as AttemptRecord[] };
-  }
-
-  /** Whether this node knows the endpoint (it exists, is not deleted, and is in this node's shard). */
-  hasEndpoint(customerId: string, webhookId: string): boolean {
-    return this.q.endpoint.get(webhookId, customerId) !== undefined;
-  }
-
-  /**
-   * Sends a signed sample now, outside the queue and the plan limit (a
-   * person waits on it), and answers what the receiver said.
-   */
-  async sendTest(customerId: string, webhookId: string, kind: string): Promise<(AttemptResult & { event_id: string; delivery_id: string; body: string }) | null> {
-    const e = this.q.endpoint.get(webhookId, customerId) as { url: string; secret: string; previous_secret: string | null; previous_valid_until: number | null } | undefined;
-    if (!e) return null;
-    const now = this.o.clock.now();
-    const deliveryIdSeed = newId('dlv', now);
-    const eventId = deviceEventId(now, `test:${deliveryIdSeed}`);
-    const deliveryId = deliveryIdSeed;
-    const body = JSON.stringify(samplePayload(kind, eventId, now));
-    const agents = createWebhookAgents();
-    try {
-      const result = await sendSigned(
-        {
-          url: e.url,
-          body: Buffer.from(body),
-          kind,
-          eventId,
-          deliveryId,
-          attempt: 1,
-          secret: this.o.box.open(e.secret),
-          previousSecret: e.previous_secret && e.previous_valid_until !== null && now < e.previous_valid_until ? this.o.box.open(e.previous_secret) : null,
-          nowMs: now,
-        },
-        { lookup: guardedLookup(this.o.allowPrivate), agents },
-      );
-      return { ...result, event_id: eventId, delivery_id: deliveryId, body };
-    } finally {
-      agents.destroy();
-    }
+  /** Brings the delivery database up to the log's end (the API, before it reads an endpoint's deliveries). */
+  catchUp(): Promise<void> {
+    return this.runner.catchUp();
   }
 
   /** Replay jobs run one at a time, behind the projector, resuming from their stored progress after a restart. */
@@ -256,19 +173,3 @@ interface ReplayRow {
   progress: string | null;
 }
 
-/** A test payload: the shape of `kind` with made-up values, marked as a test. */
-function samplePayload(kind: string, eventId: string, now: number) {
-  const at = new Date(now).toISOString();
-  return {
-    event: kind,
-    event_id: eventId,
-    occurred_at: at,
-    sequence: 0,
-    device_id: 'dev_test',
-    device_name: 'Test device',
-    driver_id: null,
-    severity: 'info',
-    position: { lat: 56.9496, lng: 24.1052, speed_kmh: 42, timestamp: at },
-    test: true,
-  };
-}

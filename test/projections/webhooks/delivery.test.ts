@@ -115,8 +115,8 @@ describe('webhook delivery', () => {
     expect(got[0]!.json).toMatchObject({ protocol: 'teltonika', severity: 'info', position: null });
     expect(got[1]!.json).toMatchObject({ severity: 'info', position: { lat: 56.95, lng: 24.1, speed_kmh: 0, timestamp: new Date(at).toISOString() } });
     expect(got[2]!.json).toMatchObject({ severity: 'low', reason: 'closed', last_seen_at: new Date(at + 500).toISOString() });
-    await until(() => s.delivery.deliveries(cus, webhookId, null, 10).every((d) => d.state === 'delivered'));
-    const [last] = s.delivery.deliveries(cus, webhookId, null, 1);
+    await until(() => s.delivery.reads.deliveries(cus, webhookId, null, 10).every((d) => d.state === 'delivered'));
+    const [last] = s.delivery.reads.deliveries(cus, webhookId, null, 1);
     expect(last).toMatchObject({ kind: 'device.offline', attempts: 1, last_status: 200 });
   });
 
@@ -129,8 +129,8 @@ describe('webhook delivery', () => {
     rx.respond(500);
     await s.fixes(dev, 1);
     await rx.waitFor(1);
-    await until(() => s.delivery.deliveries(cus, webhookId, null, 1)[0]?.attempts === 1);
-    const failed = s.delivery.deliveries(cus, webhookId, null, 1)[0]!;
+    await until(() => s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.attempts === 1);
+    const failed = s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]!;
     expect(failed).toMatchObject({ state: 'pending', last_status: 500, next_attempt_at: failed.last_attempt_at! + RETRY_SCHEDULE_MS[0]! });
     rx.respond(200);
     s.clock.advance(RETRY_SCHEDULE_MS[0]! - 1);
@@ -139,8 +139,8 @@ describe('webhook delivery', () => {
     expect(second!.raw).toBe(first!.raw);
     expect(second!.headers['x-service-event-id']).toBe(first!.headers['x-service-event-id']);
     expect(second!.headers['x-service-attempt']).toBe('2');
-    await until(() => s.delivery.deliveries(cus, webhookId, null, 1)[0]?.state === 'delivered');
-    expect(s.delivery.delivery(cus, webhookId, failed.delivery_id)!.attempt_log.map((a) => a.status)).toEqual([500, 200]);
+    await until(() => s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.state === 'delivered');
+    expect(s.delivery.reads.delivery(cus, webhookId, failed.delivery_id)!.attempt_log.map((a) => a.status)).toEqual([500, 200]);
   });
 
   it('disables the endpoint when the receiver answers 410', async () => {
@@ -167,13 +167,13 @@ describe('webhook delivery', () => {
     const disabled = async () => (await s.store.readStream(streams.webhook(webhookId))).find((e) => e.type === 'WebhookEndpointDisabled');
     // Walk the retry schedule: each retry fails, until three days of failures disable the endpoint.
     for (let attempt = 1; attempt <= RETRY_SCHEDULE_MS.length && !(await disabled()); attempt++) {
-      await until(() => s.delivery.deliveries(cus, webhookId, null, 1)[0]?.attempts === attempt, 10_000, `attempt ${attempt}`);
+      await until(() => s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.attempts === attempt, 10_000, `attempt ${attempt}`);
       s.clock.advance(RETRY_SCHEDULE_MS[attempt - 1]!);
     }
     await until(async () => (await disabled()) !== undefined, 10_000, 'disabled');
     const event = (await disabled())!;
     expect(event.data).toMatchObject({ reason: 'failing' });
-    const failingFor = (event.data as { disabled_at: number }).disabled_at - s.delivery.delivery(cus, webhookId, s.delivery.deliveries(cus, webhookId, null, 1)[0]!.delivery_id)!.attempt_log[0]!.at;
+    const failingFor = (event.data as { disabled_at: number }).disabled_at - s.delivery.reads.delivery(cus, webhookId, s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]!.delivery_id)!.attempt_log[0]!.at;
     expect(failingFor).toBeGreaterThanOrEqual(3 * 24 * 3_600_000);
   });
 
@@ -190,7 +190,7 @@ describe('webhook delivery', () => {
     await s.fixes(a, 150);
     await s.fixes(b, 5);
     // Each device's first delivery fails and holds its lane.
-    await until(() => s.delivery.deliveries(cus, webhookId, null, 200).filter((d) => d.attempts > 0).length >= 2);
+    await until(() => s.delivery.reads.deliveries(cus, webhookId, null, 200).filter((d) => d.attempts > 0).length >= 2);
     await rx.reopen();
     s.clock.advance(RETRY_SCHEDULE_MS[0]! * 1.2);
     // Pro: 100 a second, at most 10 at once: move the clock a tenth of a second at a time.

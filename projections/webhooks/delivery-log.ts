@@ -1,0 +1,150 @@
+/**
+ * The read side of the delivery database, for the API: an endpoint's deliveries and their
+ * attempts, whether this node delivers an endpoint, and a test send (outside the queue).
+ * It needs only a connection to the database, so it serves from the thread the API runs
+ * on while delivery itself runs in another (thread.ts).
+ */
+import type Database from 'better-sqlite3';
+import type { Clock } from '../../core/clock.js';
+import type { LogPosition } from '../../core/event-store/port.js';
+import { newId } from '../../core/ids.js';
+import type { SecretBox } from '../../core/secret-box.js';
+import { deviceEventId } from '../device-events.js';
+import { createWebhookAgents, type AttemptResult } from './post-attempt.js';
+import { sendSigned } from './send.js';
+import { guardedLookup } from './url-safety.js';
+
+export interface DeliveryRecord {
+  delivery_id: string;
+  webhook_id: string;
+  event_id: string;
+  kind: string;
+  device_id: string;
+  state: 'pending' | 'delivered' | 'failed' | 'cancelled';
+  attempts: number;
+  created_at: number;
+  next_attempt_at: number | null;
+  last_attempt_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  last_latency_ms: number | null;
+  replay_id: string | null;
+}
+
+export interface AttemptRecord {
+  attempt: number;
+  at: number;
+  status: number | null;
+  error: string | null;
+  latency_ms: number | null;
+  response_start: string | null;
+}
+
+
+export type DeliveryWithAttempts = DeliveryRecord & { attempt_log: AttemptRecord[] };
+
+export type TestSendResult = AttemptResult & { event_id: string; delivery_id: string; body: string };
+
+/** What the API asks of webhook delivery, wherever it runs (this thread or its own). */
+export interface WebhookDeliveryAccess {
+  /** Brings the delivery database up to the log's end. */
+  catchUp(): Promise<void>;
+  /** Resolves once the delivery database includes the event at `position` (after a command on an endpoint). */
+  waitFor(position: LogPosition): Promise<void>;
+  /** Reads of the delivery database from the caller's thread, and test sends. */
+  readonly reads: DeliveryLog;
+}
+
+export class DeliveryLog {
+  private readonly q;
+
+  constructor(
+    db: Database.Database,
+    private readonly box: SecretBox,
+    private readonly allowPrivate: boolean,
+    private readonly clock: Clock,
+  ) {
+    this.q = {
+      page: db.prepare(
+        `SELECT delivery_id, webhook_id, event_id, kind, device_id, state, attempts, created_at, next_attempt_at, last_attempt_at,
+                last_status, last_error, last_latency_ms, replay_id
+         FROM wh_deliveries WHERE webhook_id = ? AND customer_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      ),
+      seqOf: db.prepare('SELECT seq FROM wh_deliveries WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ?').pluck(),
+      one: db.prepare(
+        `SELECT delivery_id, webhook_id, event_id, kind, device_id, state, attempts, created_at, next_attempt_at, last_attempt_at,
+                last_status, last_error, last_latency_ms, replay_id
+         FROM wh_deliveries WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ?`,
+      ),
+      attempts: db.prepare('SELECT attempt, at, status, error, latency_ms, response_start FROM wh_attempts WHERE delivery_id = ? ORDER BY attempt'),
+      endpoint: db.prepare('SELECT * FROM wh_endpoints WHERE webhook_id = ? AND customer_id = ? AND deleted = 0'),
+    };
+  }
+
+  /** Newest first; `before` is the delivery id the previous page ended with. */
+  deliveries(customerId: string, webhookId: string, before: string | null, limit: number): DeliveryRecord[] {
+    const beforeSeq = before === null ? Number.MAX_SAFE_INTEGER : ((this.q.seqOf.get(before, webhookId, customerId) as number | undefined) ?? 0);
+    return this.q.page.all(webhookId, customerId, beforeSeq, limit) as DeliveryRecord[];
+  }
+
+  delivery(customerId: string, webhookId: string, deliveryId: string): DeliveryWithAttempts | null {
+    const row = this.q.one.get(deliveryId, webhookId, customerId) as DeliveryRecord | undefined;
+    if (!row) return null;
+    return { ...row, attempt_log: this.q.attempts.all(deliveryId) as AttemptRecord[] };
+  }
+
+  /** Whether this node knows the endpoint (it exists, is not deleted, and is in this node's shard). */
+  hasEndpoint(customerId: string, webhookId: string): boolean {
+    return this.q.endpoint.get(webhookId, customerId) !== undefined;
+  }
+
+  /**
+   * Sends a signed sample now, outside the queue and the plan limit (a
+   * person waits on it), and answers what the receiver said.
+   */
+  async sendTest(customerId: string, webhookId: string, kind: string): Promise<TestSendResult | null> {
+    const e = this.q.endpoint.get(webhookId, customerId) as { url: string; secret: string; previous_secret: string | null; previous_valid_until: number | null } | undefined;
+    if (!e) return null;
+    const now = this.clock.now();
+    const deliveryId = newId('dlv', now);
+    const eventId = deviceEventId(now, `test:${deliveryId}`);
+    const body = JSON.stringify(samplePayload(kind, eventId, now));
+    const agents = createWebhookAgents();
+    try {
+      const result = await sendSigned(
+        {
+          url: e.url,
+          body: Buffer.from(body),
+          kind,
+          eventId,
+          deliveryId,
+          attempt: 1,
+          secret: this.box.open(e.secret),
+          previousSecret: e.previous_secret && e.previous_valid_until !== null && now < e.previous_valid_until ? this.box.open(e.previous_secret) : null,
+          nowMs: now,
+        },
+        { lookup: guardedLookup(this.allowPrivate), agents },
+      );
+      return { ...result, event_id: eventId, delivery_id: deliveryId, body };
+    } finally {
+      agents.destroy();
+    }
+  }
+}
+
+/** A test payload: the shape of `kind` with made-up values, marked as a test. */
+function samplePayload(kind: string, eventId: string, now: number) {
+  const at = new Date(now).toISOString();
+  return {
+    event: kind,
+    event_id: eventId,
+    occurred_at: at,
+    sequence: 0,
+    device_id: 'dev_test',
+    device_name: 'Test device',
+    driver_id: null,
+    severity: 'info',
+    position: { lat: 56.9496, lng: 24.1052, speed_kmh: 42, timestamp: at },
+    test: true,
+  };
+}

@@ -1,0 +1,23 @@
+/** Webhook delivery as the configuration describes it: its database in the data dir, its limits and shard. */
+import { join } from 'node:path';
+import type { Clock } from '../../core/clock.js';
+import type { Config } from '../../core/config.js';
+import type { EventStore } from '../../core/event-store/port.js';
+import type { Logger } from '../../core/logger.js';
+import type { SecretBox } from '../../core/secret-box.js';
+import { WebhookDelivery } from './index.js';
+
+export const deliveryDbPath = (config: Config) => join(config.dataDir, 'webhooks.sqlite');
+
+export function webhookDeliveryFromConfig(config: Config, store: EventStore, clock: Clock, log: Logger, box: SecretBox): WebhookDelivery {
+  return new WebhookDelivery({
+    store,
+    clock,
+    log,
+    dbPath: deliveryDbPath(config),
+    box,
+    allowPrivate: config.allowPrivateWebhookUrls,
+    enterprisePerS: config.webhookEnterprisePerS,
+    shard: config.webhookShard,
+  });
+}

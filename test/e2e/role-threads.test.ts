@@ -1,0 +1,120 @@
+/**
+ * `fleet` with every role runs the gateway and webhook delivery each in a thread of its
+ * own: devices are acked by the gateway thread, their fixes reach the read models and
+ * the API of the main thread and, signed, a webhook receiver through the delivery
+ * thread; the API lists deliveries, redelivers and sends tests across the threads;
+ * /metrics counts the gateway thread's frames and appends; a stop drains both threads
+ * before the process exits.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runSimulation } from '../simulator/run.js';
+import { until } from '../support/device-login.js';
+import { platformEnv, startPlatformProcess, type PlatformProcess } from '../support/platform-process.js';
+import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'fleet-gateway-thread-'));
+let server: PlatformProcess | null = null;
+let rx: WebhookReceiver | null = null;
+
+afterAll(async () => {
+  await server?.stop('SIGKILL');
+  await rx?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const metric = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+
+describe('the role threads of fleet with every role', () => {
+  it('ack devices, feed the API, /metrics and a webhook receiver, and drain on stop', async () => {
+    const { env, ports } = await platformEnv(dir);
+    server = await startPlatformProcess(env);
+    const api = `http://127.0.0.1:${ports.http}`;
+    const { api_key: apiKey } = JSON.parse(readFileSync(join(dir, 'demo-customer.json'), 'utf8')) as { api_key: string };
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${api}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      return { status: res.status, json: (await res.json()) as any };
+    };
+    rx = await startWebhookReceiver();
+    const hook = await call('POST', '/v1/webhooks', { url: rx.url, events: ['position.updated'] });
+    expect(hook.status).toBe(201);
+    const secret = hook.json.secret as string;
+
+    // A test send is made by the API's thread, from the delivery database the delivery thread keeps.
+    const test = await call('POST', `/v1/webhooks/${hook.json.id}/test`, {});
+    expect(test.status).toBe(200);
+    expect(test.json.status).toBe(200);
+    const [sample] = await rx.waitFor(1);
+    expect(signatureValid(sample!, secret)).toBe(true);
+
+    let acked = 0;
+    const summary = await runSimulation({
+      protocol: 'teltonika',
+      host: '127.0.0.1',
+      port: ports.teltonika,
+      devices: 3,
+      intervalMs: 100,
+      durationS: 1,
+      pointsPerFrame: 2,
+      ackTimeoutMs: 10_000,
+      api: { url: api, apiKey },
+      onAck: (_device, points) => (acked += points.length),
+    });
+    expect(summary.reconnects).toBe(0);
+    expect(acked).toBeGreaterThan(0);
+    expect(acked).toBeLessThanOrEqual(200); // one page of deliveries below
+
+    // The fixes the gateway thread stored are in the main thread's read models.
+    const latest = async () => {
+      const res = await fetch(`${api}/v1/positions/latest`, { headers: { authorization: `Bearer ${apiKey}` } });
+      return ((await res.json()) as { data: unknown[] }).data.length;
+    };
+    await until(async () => (await latest()) === 3, 15_000, 'latest positions of the three devices');
+
+    // Counters arrive from the thread once a second.
+    let text = '';
+    await until(
+      async () => {
+        text = await (await fetch(`${api}/metrics`)).text();
+        return metric(text, 'fleet_gateway_records_stored_total') >= acked;
+      },
+      15_000,
+      'gateway counters in /metrics',
+    );
+    expect(metric(text, 'fleet_gateway_frames_accepted_total')).toBeGreaterThan(0);
+    expect(metric(text, 'fleet_gateway_connections_accepted_total')).toBe(3);
+    // The thread appends through its own handle on the store; the process's append count includes its events.
+    expect(metric(text, 'fleet_store_appended_events_total')).toBeGreaterThanOrEqual(acked);
+
+    // Every acked fix reaches the receiver, signed, through the delivery thread.
+    const fixes = (await rx.waitFor(1 + acked, 30_000)).slice(1);
+    expect(fixes.every((r) => r.json.event === 'position.updated' && signatureValid(r, secret))).toBe(true);
+    expect(new Set(fixes.map((r) => r.json.event_id)).size).toBe(acked);
+
+    // Listed by the API's thread; a redelivery is asked of the delivery thread and sends the same event again.
+    let listed: { json: { data: Array<{ id: string; event_id: string; state: string }> } } = { json: { data: [] } };
+    await until(
+      async () => {
+        listed = await call('GET', `/v1/webhooks/${hook.json.id}/deliveries?limit=200`);
+        return listed.json.data.length === acked && listed.json.data.every((d) => d.state === 'delivered');
+      },
+      15_000,
+      'every delivery listed as delivered',
+    );
+    const one = listed.json.data[0]!;
+    expect((await call('POST', `/v1/webhooks/${hook.json.id}/deliveries/${one.id}/redeliver`)).status).toBe(202);
+    const again = (await rx.waitFor(2 + acked, 15_000)).at(-1)!;
+    expect(again.json.event_id).toBe(one.event_id);
+
+    await server.stop('SIGTERM');
+    expect(server.child.exitCode).toBe(0);
+    server = null;
+  }, 120_000);
+});
