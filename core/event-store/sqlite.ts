@@ -53,6 +53,13 @@ interface FollowState {
 }
 
 
+/**
+ * Events a subscriber reads per turn of the event loop: small enough that a subscriber
+ * with a backlog (a projection catching up) leaves sockets, timers and HTTP on its thread
+ * a turn every few milliseconds.
+ */
+const FOLLOW_BATCH = 1000;
+
 /** How often a subscriber looks for events appended by another process on the same file. */
 const POLL_MS = 200;
 
@@ -232,7 +239,7 @@ export class SqliteEventStore implements EventStore {
   private async *follow(state: FollowState): AsyncGenerator<RecordedEvent> {
     try {
       while (!state.stopped && !this.closed) {
-        const batch = this.readAllSync(state.cursor, 1000);
+        const batch = this.readAllSync(state.cursor, FOLLOW_BATCH);
         if (batch.length > 0) {
           for (const e of batch) {
             if (state.stopped) return;

@@ -131,8 +131,12 @@ const laneKey = (webhookId: string, deviceId: string) => `${webhookId}\u0000${de
 export class WebhookDispatcher {
   private readonly customers = new Map<string, CustomerLane>();
   private readonly inFlight = new Set<string>();
-  /** Lanes with a delivery in flight: nothing else of theirs starts until its outcome is committed. */
-  private readonly busyLanes = new Set<string>();
+  /**
+   * Lanes with a delivery in flight, and which: nothing else of theirs starts meanwhile. A
+   * success goes straight on to the lane's next delivery (attempt), so the lane stays busy
+   * until the delivery it holds now settles.
+   */
+  private readonly busyLanes = new Map<string, string>();
   private readonly outcomes: Outcome[] = [];
   private readonly openedSecrets = new Map<string, string>();
   private readonly q;
@@ -319,7 +323,7 @@ export class WebhookDispatcher {
       }
       const row = { ...head.due, ...(this.q.sendable.get(head.due.seq) as Omit<DueRow, keyof DueKey>) };
       this.inFlight.add(row.delivery_id);
-      this.busyLanes.add(key);
+      this.busyLanes.set(key, row.delivery_id);
       started += 1;
       void lane.queue.add(() => this.attempt(row));
     }
@@ -330,12 +334,12 @@ export class WebhookDispatcher {
   }
 
   /** The lane's head (laneHeadOf), reading on past pages of passed-over failures; null when the lane has nothing pending. */
-  private laneHead(l: { webhook_id: string; device_id: string }, now: number): { due: DueKey } | { waitUntil: number } | null {
-    let after = 0;
+  private laneHead(l: { webhook_id: string; device_id: string }, now: number, from = 0): { due: DueKey } | { waitUntil: number } | null {
+    let after = from;
     let waitUntil = Number.POSITIVE_INFINITY;
     for (;;) {
       const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after) as DueKey[];
-      if (rows.length === 0) return after === 0 ? null : { waitUntil };
+      if (rows.length === 0) return after === from ? null : { waitUntil };
       const head = laneHeadOf(rows, now);
       if ('due' in head || head.held || rows.length < LANE_HEAD_ROWS) return 'due' in head ? head : { waitUntil: Math.min(waitUntil, head.waitUntil) };
       waitUntil = Math.min(waitUntil, head.waitUntil);
@@ -343,7 +347,16 @@ export class WebhookDispatcher {
     }
   }
 
-  private async attempt(row: DueRow): Promise<void> {
+  /** Sends `first`, and after each success the lane's next due delivery, in this one slot of the customer's queue. */
+  private async attempt(first: DueRow): Promise<void> {
+    for (let row: DueRow | null = first; row; ) {
+      const ok = await this.attemptOne(row);
+      row = ok ? this.nextInLane(row) : null;
+    }
+  }
+
+  /** One signed attempt; its outcome joins the next batch commit. Returns whether it succeeded. */
+  private async attemptOne(row: DueRow): Promise<boolean> {
     const now = this.o.clock.now();
     const attempt = row.attempts + 1;
     let result: AttemptResult;
@@ -374,6 +387,28 @@ export class WebhookDispatcher {
     if (!this.flushTimer) {
       this.flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
     }
+    return result.ok;
+  }
+
+  /**
+   * After a success, the lane's next due delivery, started at once in the same slot without
+   * waiting for the outcome's commit (a kill -9 meanwhile sends both again: at least once).
+   * Null when the lane has nothing due, the customer has no token, or delivery stops.
+   */
+  private nextInLane(done: DueRow): DueRow | null {
+    const lane = this.customers.get(done.customer_id);
+    if (this.stopped || !lane) return null;
+    const now = this.o.clock.now();
+    const head = this.laneHead(done, now, done.seq);
+    if (!head || !('due' in head)) return null;
+    if (!take(lane.bucket, bucketLimits(lane.perS), now).allowed) {
+      lane.dirty = true;
+      return null;
+    }
+    const row = { ...head.due, ...(this.q.sendable.get(head.due.seq) as Omit<DueRow, keyof DueKey>) };
+    this.inFlight.add(row.delivery_id);
+    this.busyLanes.set(laneKey(row.webhook_id, row.device_id), row.delivery_id);
+    return row;
   }
 
   private open(sealed: string): string {
@@ -418,7 +453,9 @@ export class WebhookDispatcher {
     })();
     for (const o of batch) {
       this.inFlight.delete(o.row.delivery_id);
-      this.busyLanes.delete(laneKey(o.row.webhook_id, o.row.device_id));
+      const key = laneKey(o.row.webhook_id, o.row.device_id);
+      // Free the lane unless a success already went on to its next delivery.
+      if (this.busyLanes.get(key) === o.row.delivery_id) this.busyLanes.delete(key);
       const customer = this.customers.get(o.row.customer_id);
       if (customer) customer.dirty = true;
     }
