@@ -2,8 +2,10 @@
  * Sends queued deliveries: the side-effect half of webhooks (the projector
  * fills the queue). Per customer, a token bucket on the injected clock holds
  * the plan's deliveries per second (excess waits in the queue, nothing is
- * dropped) and a p-queue bounds requests in flight, so one customer's slow or
- * dead receiver only ever occupies that customer's slots.
+ * dropped) and a p-queue bounds requests in flight, and its connections come
+ * from keep-alive agents of its own, so one customer's slow or dead receiver
+ * only ever occupies that customer's slots and sockets (even when another
+ * customer's endpoints are on the same host).
  *
  * Order: the deliveries of one (endpoint, device) lane leave one at a time in
  * log order, and a failed one holds the lane until it succeeds, so a receiver
@@ -43,7 +45,7 @@ export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
 const TICK_MS = 50;
 const FLUSH_MS = 10;
 const MAX_IN_FLIGHT_TOTAL = 4096;
-/** First rows of a lane read per look: its head, and the non-holding failures it may pass over. */
+/** Rows of a lane read per page past its head: the non-holding failures it may pass over. */
 const LANE_HEAD_ROWS = 16;
 /** How often a customer's whole set of lanes is read again (redeliveries, endpoints enabled again). */
 const LANE_REDISCOVERY_MS = 5_000;
@@ -59,7 +61,7 @@ function bucketLimits(perS: number): BucketLimits {
   return { capacity: Math.max(1, Math.ceil(perS / 10)), perMinute: perS * 60 };
 }
 
-/** Requests in flight for one customer: enough to reach its rate against a slow receiver, bounded so sockets stay few. */
+/** Requests (and sockets per receiver host) in flight for one customer: enough to reach its rate against a slow receiver, bounded so sockets stay few. */
 function concurrencyFor(perS: number): number {
   return Math.min(Math.max(perS, 4), 256);
 }
@@ -140,7 +142,8 @@ export class WebhookDispatcher {
   private readonly outcomes: Outcome[] = [];
   private readonly openedSecrets = new Map<string, string>();
   private readonly q;
-  private readonly agents: WebhookAgents;
+  /** Each customer's connection pools (kept while the dispatcher runs: idle sockets close by themselves). */
+  private readonly agents = new Map<string, WebhookAgents>();
   private readonly lookup: WebhookLookup;
   private readonly random: () => number;
   private timer: NodeJS.Timeout | null = null;
@@ -151,7 +154,6 @@ export class WebhookDispatcher {
   stats = { attempts: 0, delivered: 0, failedAttempts: 0 };
 
   constructor(private readonly o: DispatcherOptions) {
-    this.agents = createWebhookAgents();
     this.lookup = guardedLookup(o.allowPrivate);
     this.random = o.random ?? Math.random;
     const db = o.db;
@@ -162,7 +164,7 @@ export class WebhookDispatcher {
         `SELECT d.seq, d.delivery_id, d.webhook_id, d.customer_id, d.device_id, d.event_id, d.kind, d.attempts, d.next_attempt_at
          FROM wh_deliveries d JOIN wh_endpoints e ON e.webhook_id = d.webhook_id
          WHERE d.webhook_id = ? AND d.device_id = ? AND d.next_attempt_at IS NOT NULL AND d.seq > ? AND e.enabled = 1
-         ORDER BY d.seq LIMIT ${LANE_HEAD_ROWS}`,
+         ORDER BY d.seq LIMIT ?`,
       ),
       // Lanes of first attempts queued since `seq` (a range of index wh_due), and every lane with pending deliveries.
       newLanes: db.prepare(
@@ -210,6 +212,7 @@ export class WebhookDispatcher {
       lane.nextDueAt = 0;
       lane.perS = this.perSecond(c);
       lane.queue.concurrency = concurrencyFor(lane.perS);
+      this.agents.get(c)?.resize(concurrencyFor(lane.perS));
       lane.dirty = true;
     }
     this.schedulePump();
@@ -228,7 +231,7 @@ export class WebhookDispatcher {
     if (this.timer) clearInterval(this.timer);
     await Promise.all([...this.customers.values()].map((c) => c.queue.onIdle()));
     this.flush();
-    this.agents.destroy();
+    for (const agents of this.agents.values()) agents.destroy();
   }
 
   private lane(customerId: string): CustomerLane {
@@ -333,15 +336,18 @@ export class WebhookDispatcher {
     else if (started === 0 && lane.queue.size === 0 && lane.queue.pending === 0) lane.nextDueAt = Number.isFinite(earliest) ? earliest : 0;
   }
 
-  /** The lane's head (laneHeadOf), reading on past pages of passed-over failures; null when the lane has nothing pending. */
+  /**
+   * The lane's head (laneHeadOf), reading on past pages of passed-over failures; null when the
+   * lane has nothing pending. The first look reads one row: almost always it is due, or holds the lane.
+   */
   private laneHead(l: { webhook_id: string; device_id: string }, now: number, from = 0): { due: DueKey } | { waitUntil: number } | null {
     let after = from;
     let waitUntil = Number.POSITIVE_INFINITY;
-    for (;;) {
-      const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after) as DueKey[];
+    for (let page = 1; ; page = LANE_HEAD_ROWS) {
+      const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after, page) as DueKey[];
       if (rows.length === 0) return after === from ? null : { waitUntil };
       const head = laneHeadOf(rows, now);
-      if ('due' in head || head.held || rows.length < LANE_HEAD_ROWS) return 'due' in head ? head : { waitUntil: Math.min(waitUntil, head.waitUntil) };
+      if ('due' in head || head.held || rows.length < page) return 'due' in head ? head : { waitUntil: Math.min(waitUntil, head.waitUntil) };
       waitUntil = Math.min(waitUntil, head.waitUntil);
       after = rows[rows.length - 1]!.seq;
     }
@@ -373,7 +379,7 @@ export class WebhookDispatcher {
           previousSecret: row.previous_secret && row.previous_valid_until !== null && now < row.previous_valid_until ? this.open(row.previous_secret) : null,
           nowMs: now,
         },
-        { lookup: this.lookup, agents: this.agents },
+        { lookup: this.lookup, agents: this.agentsOf(row.customer_id) },
       );
     } catch (err) {
       // A secret that does not open (another server key) is a configuration fault: retried like a failure.
@@ -409,6 +415,15 @@ export class WebhookDispatcher {
     this.inFlight.add(row.delivery_id);
     this.busyLanes.set(laneKey(row.webhook_id, row.device_id), row.delivery_id);
     return row;
+  }
+
+  private agentsOf(customerId: string): WebhookAgents {
+    let agents = this.agents.get(customerId);
+    if (!agents) {
+      agents = createWebhookAgents({ maxSocketsPerOrigin: concurrencyFor(this.customers.get(customerId)?.perS ?? this.perSecond(customerId)) });
+      this.agents.set(customerId, agents);
+    }
+    return agents;
   }
 
   private open(sealed: string): string {

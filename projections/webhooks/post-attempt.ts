@@ -51,12 +51,14 @@ export interface AttemptResult {
 export interface WebhookAgents {
   http: HttpAgent;
   https: HttpsAgent;
+  /** Changes the pool size (a customer's rate changed); requests already queued use it too. */
+  resize(maxSocketsPerOrigin: number): void;
   /** Closes every pooled socket (shutdown, tests). */
   destroy(): void;
 }
 
 export interface WebhookAgentOptions {
-  /** Concurrent connections per origin (host:port); more requests queue in the agent. */
+  /** Concurrent connections per origin (host:port); more requests queue in the agent. Idle ones are kept up to the same number. */
   maxSocketsPerOrigin?: number;
   /** Idle pooled sockets are closed after this; below node's 5 s server default, to avoid reusing a socket the receiver is closing. */
   idleTimeoutMs?: number;
@@ -67,19 +69,28 @@ export interface WebhookAgentOptions {
 /**
  * Keep-alive agents for webhook delivery. Node agents pool per origin, so a
  * busy endpoint reuses its connections (and TLS sessions) and one origin's
- * pool limit does not hold back another's.
+ * pool limit does not hold back another's. The dispatcher gives every
+ * customer agents of its own: two customers whose endpoints share a host
+ * never wait for each other's sockets.
  */
 export function createWebhookAgents({
   maxSocketsPerOrigin = 16,
   idleTimeoutMs = 4000,
   ca,
 }: WebhookAgentOptions = {}): WebhookAgents {
-  const options = { keepAlive: true, maxSockets: maxSocketsPerOrigin, maxFreeSockets: 4, timeout: idleTimeoutMs };
+  // Idle sockets are kept up to the pool size (until idleTimeoutMs): a steady stream reuses them instead of reconnecting.
+  const options = { keepAlive: true, maxSockets: maxSocketsPerOrigin, maxFreeSockets: maxSocketsPerOrigin, timeout: idleTimeoutMs };
   const http = new HttpAgent(options);
   const https = new HttpsAgent({ ...options, ...(ca !== undefined ? { ca } : {}) });
   return {
     http,
     https,
+    resize(n) {
+      for (const agent of [http, https]) {
+        agent.maxSockets = n;
+        agent.maxFreeSockets = n;
+      }
+    },
     destroy() {
       http.destroy();
       https.destroy();

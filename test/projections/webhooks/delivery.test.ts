@@ -62,14 +62,14 @@ async function setup() {
     ]);
     return { customerId, deviceId };
   }
-  async function endpoint(customerId: string, receiver: WebhookReceiver, events: string[] = ['*']) {
+  async function endpoint(customerId: string, receiver: WebhookReceiver, events: string[] = ['*'], url = receiver.url) {
     const webhookId = newId('whk', clock.now());
     const secret = generateWebhookSecret();
     const { position } = await append(streams.webhook(webhookId), [
       {
         id: randomUuid(),
         type: 'WebhookEndpointCreated',
-        data: { webhook_id: webhookId, customer_id: customerId, url: receiver.url, events, device_ids: null, description: null, enabled: true, secret_ciphertext: box.seal(secret), created_at: clock.now() },
+        data: { webhook_id: webhookId, customer_id: customerId, url, events, device_ids: null, description: null, enabled: true, secret_ciphertext: box.seal(secret), created_at: clock.now() },
       },
     ]);
     await delivery.waitFor(position);
@@ -253,5 +253,32 @@ describe('webhook delivery', () => {
     await rx.waitFor(50);
     expect(new Set(rx.received.map((r) => r.json.event_id)).size).toBe(50);
     expect(dead.received.length).toBeGreaterThan(0);
+  });
+
+  it("sends a customer's deliveries at once while another customer's endpoint on the same host holds many connections open", async () => {
+    const s = await setup();
+    const rx = await s.receiver();
+    let slowClosed = 0;
+    // The slow customer's path never answers; its requests stay open until the dispatcher's own timeout.
+    rx.respond((r, res) => {
+      if (!r.headers['x-service-event'] || !res.req.url?.endsWith('/slow')) return 200;
+      res.on('close', () => (slowClosed += 1));
+      return null;
+    });
+    const slow = await s.customer('enterprise');
+    const devices = [];
+    for (let i = 0; i < 24; i++) devices.push(await s.device(slow, `S${i}`));
+    await s.endpoint(slow, rx, ['position.updated'], `${rx.url}/slow`);
+    for (const d of devices) await s.fixes(d, 1);
+    // One request per lane (device) in flight: more than a shared pool of 16 sockets per host would allow.
+    await until(() => rx.received.length >= devices.length, 20_000, 'every slow lane in flight');
+
+    const other = await s.customer('pro');
+    const dev = await s.device(other, 'O1');
+    await s.endpoint(other, rx, ['position.updated'], `${rx.url}/fast`);
+    await s.fixes(dev, 1);
+    await until(() => rx.received.some((r) => r.json?.device_id === dev.deviceId), 20_000, "the other customer's delivery");
+    // It went out beside the held ones, not after one of them timed out and freed a socket.
+    expect(slowClosed).toBe(0);
   });
 });
