@@ -79,8 +79,8 @@ export interface DispatcherOptions {
   onOutcome?: (outcomes: readonly Outcome[]) => void;
 }
 
-/** A pending delivery as a lane's look reads it. */
-interface DueKey {
+/** A pending delivery as a lane's look reads it, with what sending it takes (body, endpoint URL and secrets). */
+interface DueRow {
   seq: number;
   delivery_id: string;
   webhook_id: string;
@@ -90,9 +90,6 @@ interface DueKey {
   kind: string;
   attempts: number;
   next_attempt_at: number;
-}
-
-interface DueRow extends DueKey {
   body: string;
   url: string;
   secret: string;
@@ -159,9 +156,10 @@ export class WebhookDispatcher {
     const db = o.db;
     this.q = {
       customersWithWork: db.prepare('SELECT DISTINCT customer_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL').pluck(),
-      // A lane's first pending rows, in order (index wh_lane), from an enabled endpoint.
+      // A lane's first pending rows, in order (index wh_lane), from an enabled endpoint, ready to send.
       laneHead: db.prepare(
-        `SELECT d.seq, d.delivery_id, d.webhook_id, d.customer_id, d.device_id, d.event_id, d.kind, d.attempts, d.next_attempt_at
+        `SELECT d.seq, d.delivery_id, d.webhook_id, d.customer_id, d.device_id, d.event_id, d.kind, d.attempts, d.next_attempt_at,
+           d.body, e.url, e.secret, e.previous_secret, e.previous_valid_until
          FROM wh_deliveries d JOIN wh_endpoints e ON e.webhook_id = d.webhook_id
          WHERE d.webhook_id = ? AND d.device_id = ? AND d.next_attempt_at IS NOT NULL AND d.seq > ? AND e.enabled = 1
          ORDER BY d.seq LIMIT ?`,
@@ -174,10 +172,6 @@ export class WebhookDispatcher {
       allLanes: db.prepare(
         `SELECT webhook_id, device_id, max(seq) AS seq FROM wh_deliveries
          WHERE customer_id = ? AND next_attempt_at IS NOT NULL GROUP BY webhook_id, device_id`,
-      ),
-      sendable: db.prepare(
-        `SELECT d.body, e.url, e.secret, e.previous_secret, e.previous_valid_until
-         FROM wh_deliveries d JOIN wh_endpoints e ON e.webhook_id = d.webhook_id WHERE d.seq = ?`,
       ),
       limit: db.prepare('SELECT plan, per_s FROM wh_customers WHERE customer_id = ?'),
       insertAttempt: db.prepare(
@@ -324,7 +318,7 @@ export class WebhookDispatcher {
         lane.dirty = true;
         break;
       }
-      const row = { ...head.due, ...(this.q.sendable.get(head.due.seq) as Omit<DueRow, keyof DueKey>) };
+      const row = head.due;
       this.inFlight.add(row.delivery_id);
       this.busyLanes.set(key, row.delivery_id);
       started += 1;
@@ -340,11 +334,11 @@ export class WebhookDispatcher {
    * The lane's head (laneHeadOf), reading on past pages of passed-over failures; null when the
    * lane has nothing pending. The first look reads one row: almost always it is due, or holds the lane.
    */
-  private laneHead(l: { webhook_id: string; device_id: string }, now: number, from = 0): { due: DueKey } | { waitUntil: number } | null {
+  private laneHead(l: { webhook_id: string; device_id: string }, now: number, from = 0): { due: DueRow } | { waitUntil: number } | null {
     let after = from;
     let waitUntil = Number.POSITIVE_INFINITY;
     for (let page = 1; ; page = LANE_HEAD_ROWS) {
-      const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after, page) as DueKey[];
+      const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after, page) as DueRow[];
       if (rows.length === 0) return after === from ? null : { waitUntil };
       const head = laneHeadOf(rows, now);
       if ('due' in head || head.held || rows.length < page) return 'due' in head ? head : { waitUntil: Math.min(waitUntil, head.waitUntil) };
@@ -411,7 +405,7 @@ export class WebhookDispatcher {
       lane.dirty = true;
       return null;
     }
-    const row = { ...head.due, ...(this.q.sendable.get(head.due.seq) as Omit<DueRow, keyof DueKey>) };
+    const row = head.due;
     this.inFlight.add(row.delivery_id);
     this.busyLanes.set(laneKey(row.webhook_id, row.device_id), row.delivery_id);
     return row;
