@@ -31,6 +31,7 @@ import type { Plan } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
 import type { SecretBox } from '../../core/secret-box.js';
 import { availableTokens, fullBucket, take, type BucketLimits, type BucketState } from '../../core/token-bucket.js';
+import type { EndpointCache, SendableEndpoint } from './endpoint-cache.js';
 import { createWebhookAgents, type AttemptResult, type WebhookAgents } from './post-attempt.js';
 import { honoursRetryAfter, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js';
 import { sendSigned } from './send.js';
@@ -72,6 +73,8 @@ export interface DispatcherOptions {
   clock: Clock;
   log: Logger;
   box: SecretBox;
+  /** Endpoints as sends need them; the projector on the same connection forgets those it changes. */
+  endpoints: EndpointCache;
   allowPrivate: boolean;
   enterprisePerS: number;
   random?: () => number;
@@ -79,7 +82,7 @@ export interface DispatcherOptions {
   onOutcome?: (outcomes: readonly Outcome[]) => void;
 }
 
-/** A pending delivery as a lane's look reads it, with what sending it takes (body, endpoint URL and secrets). */
+/** A pending delivery as a lane's look reads it, with what sending it takes (its body, and its endpoint from the cache). */
 interface DueRow {
   seq: number;
   delivery_id: string;
@@ -91,10 +94,7 @@ interface DueRow {
   attempts: number;
   next_attempt_at: number;
   body: string;
-  url: string;
-  secret: string;
-  previous_secret: string | null;
-  previous_valid_until: number | null;
+  endpoint: SendableEndpoint;
 }
 
 export interface Outcome {
@@ -156,13 +156,11 @@ export class WebhookDispatcher {
     const db = o.db;
     this.q = {
       customersWithWork: db.prepare('SELECT DISTINCT customer_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL').pluck(),
-      // A lane's first pending rows, in order (index wh_lane), from an enabled endpoint, ready to send.
+      // A lane's first pending rows, in order (index wh_lane), with their bodies.
       laneHead: db.prepare(
-        `SELECT d.seq, d.delivery_id, d.webhook_id, d.customer_id, d.device_id, d.event_id, d.kind, d.attempts, d.next_attempt_at,
-           d.body, e.url, e.secret, e.previous_secret, e.previous_valid_until
-         FROM wh_deliveries d JOIN wh_endpoints e ON e.webhook_id = d.webhook_id
-         WHERE d.webhook_id = ? AND d.device_id = ? AND d.next_attempt_at IS NOT NULL AND d.seq > ? AND e.enabled = 1
-         ORDER BY d.seq LIMIT ?`,
+        `SELECT seq, delivery_id, webhook_id, customer_id, device_id, event_id, kind, attempts, next_attempt_at, body
+         FROM wh_deliveries WHERE webhook_id = ? AND device_id = ? AND next_attempt_at IS NOT NULL AND seq > ?
+         ORDER BY seq LIMIT ?`,
       ),
       // Lanes of first attempts queued since `seq` (a range of index wh_due), and every lane with pending deliveries.
       newLanes: db.prepare(
@@ -335,13 +333,17 @@ export class WebhookDispatcher {
    * lane has nothing pending. The first look reads one row: almost always it is due, or holds the lane.
    */
   private laneHead(l: { webhook_id: string; device_id: string }, now: number, from = 0): { due: DueRow } | { waitUntil: number } | null {
+    // A disabled or deleted endpoint's lanes have nothing to send (enabling it again rediscovers them).
+    const endpoint = this.o.endpoints.get(l.webhook_id);
+    if (!endpoint?.enabled) return null;
     let after = from;
     let waitUntil = Number.POSITIVE_INFINITY;
     for (let page = 1; ; page = LANE_HEAD_ROWS) {
-      const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after, page) as DueRow[];
+      const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after, page) as Array<Omit<DueRow, 'endpoint'>>;
       if (rows.length === 0) return after === from ? null : { waitUntil };
       const head = laneHeadOf(rows, now);
-      if ('due' in head || head.held || rows.length < page) return 'due' in head ? head : { waitUntil: Math.min(waitUntil, head.waitUntil) };
+      if ('due' in head) return { due: { ...head.due, endpoint } };
+      if (head.held || rows.length < page) return { waitUntil: Math.min(waitUntil, head.waitUntil) };
       waitUntil = Math.min(waitUntil, head.waitUntil);
       after = rows[rows.length - 1]!.seq;
     }
@@ -359,18 +361,19 @@ export class WebhookDispatcher {
   private async attemptOne(row: DueRow): Promise<boolean> {
     const now = this.o.clock.now();
     const attempt = row.attempts + 1;
+    const previous = previousSecretIn(row.endpoint, now);
     let result: AttemptResult;
     try {
       result = await sendSigned(
         {
-          url: row.url,
+          url: row.endpoint.url,
           body: Buffer.from(row.body),
           kind: row.kind,
           eventId: row.event_id,
           deliveryId: row.delivery_id,
           attempt,
-          secret: this.open(row.secret),
-          previousSecret: row.previous_secret && row.previous_valid_until !== null && now < row.previous_valid_until ? this.open(row.previous_secret) : null,
+          secret: this.open(row.endpoint.secret),
+          previousSecret: previous === null ? null : this.open(previous),
           nowMs: now,
         },
         { lookup: this.lookup, agents: this.agentsOf(row.customer_id) },
@@ -488,6 +491,11 @@ export class WebhookDispatcher {
       for (const id of this.q.prune.all(now - DELIVERY_RETENTION_MS) as string[]) this.q.pruneAttempts.run(id);
     })();
   }
+}
+
+/** The sealed previous secret while its grace period lasts, else null. */
+function previousSecretIn(e: SendableEndpoint, now: number): string | null {
+  return e.previous_secret && e.previous_valid_until !== null && now < e.previous_valid_until ? e.previous_secret : null;
 }
 
 /**

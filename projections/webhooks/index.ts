@@ -19,6 +19,7 @@ import type { SecretBox } from '../../core/secret-box.js';
 import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
 import { ProjectionRunner } from '../runner.js';
 import { openDeliveryDb } from './delivery-db.js';
+import { EndpointCache } from './endpoint-cache.js';
 import { DeliveryLog, type WebhookDeliveryAccess } from './delivery-log.js';
 import { WebhookDispatcher, type Outcome } from './dispatcher.js';
 import { kindsMatching } from './kind-filter.js';
@@ -58,9 +59,10 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
   constructor(private readonly o: WebhookDeliveryOptions) {
     this.db = openDeliveryDb(o.dbPath);
     const shard = o.shard ?? { index: 0, count: 1 };
-    const projector = webhookProjector((id) => ownsEndpoint(shard, id));
+    const endpoints = new EndpointCache(this.db);
+    const projector = webhookProjector(endpoints, (id) => ownsEndpoint(shard, id));
     this.runner = new ProjectionRunner(o.store, this.db, [projector], o.log.child({ part: 'webhook-projector' }));
-    this.dispatcher = new WebhookDispatcher({ ...o, db: this.db });
+    this.dispatcher = new WebhookDispatcher({ ...o, db: this.db, endpoints });
     this.runner.onApplied(() => {
       this.dispatcher.wake(projector.takeTouchedCustomers());
       this.runReplays();

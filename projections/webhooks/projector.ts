@@ -16,6 +16,7 @@ import { newId } from '../../core/ids.js';
 import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
 import type { EventHandler, Projection } from '../projection.js';
 import type { EventKind } from '../../core/alarms.js';
+import type { EndpointCache } from './endpoint-cache.js';
 import { kindsMatching } from './kind-filter.js';
 import { webhookMessages, type WebhookMessage } from './payload.js';
 
@@ -30,8 +31,11 @@ export interface WebhookProjector extends Projection {
   takeTouchedCustomers(): Set<string>;
 }
 
-/** `owns(webhookId)`: whether this node delivers the endpoint (scale-out shards); one node owns all by default. */
-export function webhookProjector(owns: (webhookId: string) => boolean = () => true): WebhookProjector {
+/**
+ * `endpoints`: the dispatcher's cache of endpoints, told of every endpoint this projector changes.
+ * `owns(webhookId)`: whether this node delivers the endpoint (scale-out shards); one node owns all by default.
+ */
+export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: string) => boolean = () => true): WebhookProjector {
   let touched = new Set<string>();
   return {
     name: 'webhooks',
@@ -100,6 +104,7 @@ export function webhookProjector(owns: (webhookId: string) => boolean = () => tr
             const d = e.data;
             if (!owns(d.webhook_id)) return;
             q.insertEndpoint.run(d.webhook_id, d.customer_id, d.url, JSON.stringify(d.events), d.device_ids ? JSON.stringify(d.device_ids) : null, d.enabled ? 1 : 0, d.secret_ciphertext);
+            endpoints.forget(d.webhook_id);
             reloadFilters(d.customer_id);
             return;
           }
@@ -110,21 +115,26 @@ export function webhookProjector(owns: (webhookId: string) => boolean = () => tr
             if (d.events !== undefined) q.setEvents.run(JSON.stringify(d.events), d.webhook_id);
             if (d.device_ids !== undefined) q.setDevices.run(d.device_ids ? JSON.stringify(d.device_ids) : null, d.webhook_id);
             if (d.enabled !== undefined) q.setEnabled.run(d.enabled ? 1 : 0, d.webhook_id);
+            endpoints.forget(d.webhook_id);
             reloadFilters(d.customer_id);
             return;
           }
           case 'WebhookSecretRotated':
-            if (owns(e.data.webhook_id)) q.rotate.run(e.data.secret_ciphertext, e.data.previous_valid_until, e.data.webhook_id);
+            if (!owns(e.data.webhook_id)) return;
+            q.rotate.run(e.data.secret_ciphertext, e.data.previous_valid_until, e.data.webhook_id);
+            endpoints.forget(e.data.webhook_id);
             return;
           case 'WebhookEndpointDisabled':
             if (!owns(e.data.webhook_id)) return;
             q.setEnabled.run(0, e.data.webhook_id);
+            endpoints.forget(e.data.webhook_id);
             reloadFilters(e.data.customer_id);
             return;
           case 'WebhookEndpointDeleted':
             if (!owns(e.data.webhook_id)) return;
             q.deleteEndpoint.run(e.data.webhook_id);
             q.cancelPending.run(e.data.webhook_id);
+            endpoints.forget(e.data.webhook_id);
             reloadFilters(e.data.customer_id);
             return;
           case 'WebhookRedeliveryRequested':

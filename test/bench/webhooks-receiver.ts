@@ -111,4 +111,5 @@ process.on('message', (m: ReceiverCommand) => {
 });
 process.on('disconnect', () => process.exit(0));
 
-server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
+// A backlog for many delivery connections opening at once (the default 511 drops SYNs: connects then take seconds).
+server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => process.send!({ port: (server.address() as AddressInfo).port }));
