@@ -142,7 +142,9 @@ function login(device: Device, config: ClientConfig): Promise<boolean> {
 }
 
 async function main(): Promise<void> {
-  const config = JSON.parse(process.argv[2]!) as ClientConfig;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const config = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ClientConfig;
   const devices = config.imeis.map((imei, i) => new Device(i, imei));
   let loggedIn = 0;
   for (let i = 0; i < devices.length; i += config.connectConcurrency) {

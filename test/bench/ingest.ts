@@ -82,9 +82,11 @@ async function startReceiver(): Promise<{ url: string; received: () => number; c
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received: () => received, close: () => server.close() };
 }
 
+/** The config goes in on stdin: 15,000 IMEIs are more than an argument list may hold (E2BIG). */
 function runClient(config: ClientConfig): Promise<ClientReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [here('./codec8-client.js'), JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [here('./codec8-client.js')], { stdio: ['pipe', 'pipe', 'inherit'] });
+    child.stdin.end(JSON.stringify(config));
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.once('exit', (code) => {
@@ -127,11 +129,14 @@ async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>
         });
         child.once('exit', (code) => reject(new Error(`reference server exited with ${code}`)));
       });
-      const before = procUsage(child.pid!);
-      const report = await runClient({ ...load, host: '127.0.0.1', port });
-      const after = procUsage(child.pid!);
-      child.kill('SIGKILL');
-      return { target, report, serverCpuS: after.cpuS - before.cpuS, serverPeakRssMb: after.peakRssMb };
+      try {
+        const before = procUsage(child.pid!);
+        const report = await runClient({ ...load, host: '127.0.0.1', port });
+        const after = procUsage(child.pid!);
+        return { target, report, serverCpuS: after.cpuS - before.cpuS, serverPeakRssMb: after.peakRssMb };
+      } finally {
+        child.kill('SIGKILL');
+      }
     }
     const dataDir = join(dir, 'data');
     const apiKey = await prepareDataDir(dataDir, load.imeis);
