@@ -1,0 +1,78 @@
+/**
+ * The base map of every page that has one: Leaflet with the bundled world
+ * outline (Natural Earth countries from world-atlas, turned into GeoJSON by
+ * topojson-client; no network needed), and the tile layer of
+ * /panel-config.json over it when the server configures one.
+ */
+import L from 'leaflet';
+import 'leaflet/dist/leaflet.css';
+import { feature } from 'topojson-client';
+import type { GeometryCollection, Topology } from 'topojson-specification';
+import countries from 'world-atlas/countries-110m.json';
+import { get } from './api';
+
+export interface PanelConfig {
+  tile_url: string | null;
+  tile_attribution: string | null;
+}
+
+let config: Promise<PanelConfig> | null = null;
+
+export function panelConfig(): Promise<PanelConfig> {
+  config ??= get<PanelConfig>('/panel-config.json').catch(() => ({ tile_url: null, tile_attribution: null }));
+  return config;
+}
+
+let outline: GeoJSON.FeatureCollection | null = null;
+
+function worldOutline(): GeoJSON.FeatureCollection {
+  if (!outline) {
+    const topology = countries as unknown as Topology<{ countries: GeometryCollection }>;
+    outline = feature(topology, topology.objects.countries) as GeoJSON.FeatureCollection;
+  }
+  return outline;
+}
+
+export async function createMap(el: HTMLElement, label: string): Promise<L.Map> {
+  const map = L.map(el, { worldCopyJump: true, minZoom: 1, zoomSnap: 0.5 }).setView([30, 10], 2);
+  el.setAttribute('role', 'region');
+  el.setAttribute('aria-label', label);
+  L.geoJSON(worldOutline(), {
+    interactive: false,
+    style: { color: '#7a8796', weight: 0.8, fillColor: '#e9eef3', fillOpacity: 1 },
+  }).addTo(map);
+  map.attributionControl.setPrefix('Leaflet | outline: Natural Earth');
+  const { tile_url, tile_attribution } = await panelConfig();
+  if (tile_url) L.tileLayer(tile_url, { attribution: tile_attribution ?? '', maxZoom: 19 }).addTo(map);
+  return map;
+}
+
+export type DeviceStatus = 'online' | 'offline' | 'never_connected';
+
+/** A device's marker: a small labelled dot (a div icon, no image), keyboard-focusable, its position in data attributes. */
+export function deviceMarker(id: string, name: string, lat: number, lng: number, status: DeviceStatus): L.Marker {
+  const marker = L.marker([lat, lng], {
+    icon: L.divIcon({ className: `device-marker status-${status}`, html: '<span></span>', iconSize: [18, 18] }),
+    title: name,
+    alt: name,
+    keyboard: true,
+    riseOnHover: true,
+  });
+  marker.on('add', () => markAt(marker, id, lat, lng));
+  return marker;
+}
+
+export function markAt(marker: L.Marker, id: string, lat: number, lng: number): void {
+  const el = marker.getElement();
+  if (!el) return;
+  el.dataset.deviceId = id;
+  el.dataset.lat = String(lat);
+  el.dataset.lng = String(lng);
+}
+
+export function moveMarker(marker: L.Marker, id: string, lat: number, lng: number): void {
+  marker.setLatLng([lat, lng]);
+  markAt(marker, id, lat, lng);
+}
+
+export { L };
