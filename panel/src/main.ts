@@ -22,6 +22,8 @@ route('/settings/webhooks', 'Webhooks', () => import('./pages/settings-webhooks'
 route('/login', 'Log in', () => import('./pages/login'));
 
 const app = document.getElementById('app')!;
+// lit-html renders after what a container holds: drop the static "Loading…" first.
+app.replaceChildren();
 let leave: (() => void) | null = null;
 let generation = 0;
 

@@ -33,6 +33,13 @@ function worldOutline(): GeoJSON.FeatureCollection {
   return outline;
 }
 
+/**
+ * How far a page may zoom in on its own (fitting devices or a track): with
+ * tiles, to street level; with only the world outline, to where countries
+ * still show (closer in there is nothing to see).
+ */
+export let autoZoom = 6;
+
 export async function createMap(el: HTMLElement, label: string): Promise<L.Map> {
   const map = L.map(el, { worldCopyJump: true, minZoom: 1, zoomSnap: 0.5 }).setView([30, 10], 2);
   el.setAttribute('role', 'region');
@@ -44,6 +51,7 @@ export async function createMap(el: HTMLElement, label: string): Promise<L.Map> 
   map.attributionControl.setPrefix('Leaflet | outline: Natural Earth');
   const { tile_url, tile_attribution } = await panelConfig();
   if (tile_url) L.tileLayer(tile_url, { attribution: tile_attribution ?? '', maxZoom: 19 }).addTo(map);
+  autoZoom = tile_url ? 15 : 6;
   return map;
 }
 

@@ -49,7 +49,7 @@ export const mount: Mount = async (el, params) => {
           ${errorBox(error)}
           <figure class="chart card">
             <div id="score-chart" role="img" aria-label="Daily score and penalty points by event type; the table below has the same numbers"></div>
-            <figcaption class="muted small">Line: daily score (0–100, left axis). Bars: penalty points per event type (right axis).</figcaption>
+            <figcaption class="muted small">Line: daily score (0–100, left axis). Stacked bars: penalty points by event type (right axis).</figcaption>
           </figure>
           <div class="table-wrap">
             <table>
@@ -79,7 +79,12 @@ export const mount: Mount = async (el, params) => {
     chart?.destroy();
     const target = el.querySelector<HTMLElement>('#score-chart');
     if (!target || !days.length) return;
-    const ks = kinds();
+    // Penalty points by event type, stacked: each bar series is the running total up to its kind, drawn
+    // from the tallest down so each kind shows as its own band; the legend shows the kind's own value.
+    const ks = kinds().filter((k) => days.some((d) => (d.breakdown[k]?.points ?? 0) > 0));
+    const own = ks.map((k) => days.map((d) => d.breakdown[k]?.points ?? 0));
+    const stacked = own.map((_row, i) => days.map((_d, j) => own.slice(0, i + 1).reduce((sum, r) => sum + r[j]!, 0)));
+    const order = ks.map((_k, i) => i).reverse();
     const xs = days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
     const width = Math.max(280, Math.min(900, target.clientWidth || 600));
     const bars = uPlot.paths.bars!({ size: [0.6, 40] });
@@ -91,11 +96,19 @@ export const mount: Mount = async (el, params) => {
         axes: [{}, { scale: 'score', label: 'score' }, { scale: 'points', side: 1, label: 'penalty points', grid: { show: false } }],
         series: [
           {},
-          { label: 'score', scale: 'score', stroke: '#1f5fbf', width: 2, spanGaps: false },
-          ...ks.map((k, i) => ({ label: kindLabel(k), scale: 'points', stroke: COLORS[i % COLORS.length]!, fill: `${COLORS[i % COLORS.length]!}66`, paths: bars, points: { show: false } })),
+          ...order.map((i) => ({
+            label: kindLabel(ks[i]!),
+            scale: 'points',
+            stroke: COLORS[i % COLORS.length]!,
+            fill: COLORS[i % COLORS.length]!,
+            paths: bars,
+            points: { show: false },
+            value: (_u: uPlot, _v: number | null, _si: number, idx: number | null) => (idx === null ? '--' : own[i]![idx]!.toFixed(1)),
+          })),
+          { label: 'score', scale: 'score', stroke: '#16324f', width: 3, spanGaps: false },
         ],
       },
-      [xs, days.map((d) => d.score), ...ks.map((k) => days.map((d) => d.breakdown[k]?.points ?? 0))] as uPlot.AlignedData,
+      [xs, ...order.map((i) => stacked[i]!), days.map((d) => d.score)] as uPlot.AlignedData,
       target,
     );
   };

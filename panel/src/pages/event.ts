@@ -1,6 +1,6 @@
 /** One event: GET /v1/events/{id}, its position on the map, its context (rule, thresholds, raw fields) and media. */
 import { get, type EventDetail } from '../api';
-import { createMap, L } from '../map';
+import { autoZoom, createMap, L } from '../map';
 import type { Mount } from '../router';
 import { errorBox, fmtTime, html, kindLabel, render } from '../ui';
 
@@ -57,7 +57,7 @@ export const mount: Mount = async (el, params) => {
   const map = await createMap(el.querySelector<HTMLElement>('#event-map')!, 'Where the event happened');
   if (e?.position) {
     L.circleMarker([e.position.lat, e.position.lng], { radius: 9, color: '#b3261e', fillOpacity: 0.9 }).bindTooltip(kindLabel(e.kind), { permanent: true }).addTo(map);
-    map.setView([e.position.lat, e.position.lng], 14);
+    map.setView([e.position.lat, e.position.lng], autoZoom);
   }
   return () => map.remove();
 };

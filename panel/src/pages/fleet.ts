@@ -5,7 +5,7 @@
  */
 import { all, get, type Device } from '../api';
 import { subscribe } from '../live';
-import { createMap, deviceMarker, L, moveMarker, type DeviceStatus } from '../map';
+import { autoZoom, createMap, deviceMarker, L, moveMarker, type DeviceStatus } from '../map';
 import { setQuery, type Mount } from '../router';
 import { errorBox, fmtAgo, html, render } from '../ui';
 
@@ -44,7 +44,7 @@ export const mount: Mount = async (el, _params, query) => {
   const focusDevice = (d: Device) => {
     const m = markers.get(d.id);
     if (!m || !map) return;
-    map.setView(m.getLatLng(), Math.max(map.getZoom(), 12));
+    map.setView(m.getLatLng(), Math.max(map.getZoom(), autoZoom));
     m.openPopup();
   };
 
@@ -137,8 +137,8 @@ export const mount: Mount = async (el, _params, query) => {
   draw();
   syncMarkers();
   const located = devices.filter((d) => d.latest_position).map((d) => [d.latest_position!.lat, d.latest_position!.lng] as [number, number]);
-  if (located.length === 1) map.setView(located[0]!, 12);
-  else if (located.length > 1) map.fitBounds(L.latLngBounds(located), { padding: [30, 30], maxZoom: 14 });
+  if (located.length === 1) map.setView(located[0]!, autoZoom);
+  else if (located.length > 1) map.fitBounds(L.latLngBounds(located), { padding: [30, 30], maxZoom: autoZoom });
 
   let pending = false;
   const fetching = new Set<string>();

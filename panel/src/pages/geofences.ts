@@ -5,7 +5,7 @@
  */
 import '../geoman';
 import { all, del, post, type Geofence } from '../api';
-import { createMap, L } from '../map';
+import { autoZoom, createMap, L } from '../map';
 import type { Mount } from '../router';
 import { confirmDialog, errorBox, fmtTime, html, render } from '../ui';
 
@@ -183,7 +183,7 @@ export const mount: Mount = async (el) => {
   try {
     await reload();
     const bounds = L.featureGroup([...layers.values()]).getBounds();
-    if (bounds.isValid()) map.fitBounds(bounds, { padding: [20, 20], maxZoom: 15 });
+    if (bounds.isValid()) map.fitBounds(bounds, { padding: [20, 20], maxZoom: Math.max(autoZoom, 10) });
   } catch (err) {
     error = err;
   }
