@@ -25,10 +25,34 @@ export function panelConfig(): Promise<PanelConfig> {
 
 let outline: GeoJSON.FeatureCollection | null = null;
 
+/**
+ * Rings that cross the antimeridian (Russia, Fiji) jump from 180 to -180 in
+ * the data; drawn as they are, each jump is a line across the whole world.
+ * Continuing the longitudes past ±180 keeps each ring in one piece.
+ */
+function unwrapRing(ring: GeoJSON.Position[]): GeoJSON.Position[] {
+  let shift = 0;
+  return ring.map((p, i) => {
+    const prev = ring[i - 1];
+    if (prev) {
+      const jump = p[0]! - prev[0]!;
+      if (jump > 180) shift -= 360;
+      else if (jump < -180) shift += 360;
+    }
+    return [p[0]! + shift, p[1]!];
+  });
+}
+
 function worldOutline(): GeoJSON.FeatureCollection {
   if (!outline) {
     const topology = countries as unknown as Topology<{ countries: GeometryCollection }>;
-    outline = feature(topology, topology.objects.countries) as GeoJSON.FeatureCollection;
+    const collection = feature(topology, topology.objects.countries) as GeoJSON.FeatureCollection;
+    for (const f of collection.features) {
+      const g = f.geometry;
+      if (g.type === 'Polygon') g.coordinates = g.coordinates.map(unwrapRing);
+      else if (g.type === 'MultiPolygon') g.coordinates = g.coordinates.map((poly) => poly.map(unwrapRing));
+    }
+    outline = collection;
   }
   return outline;
 }
@@ -38,7 +62,7 @@ function worldOutline(): GeoJSON.FeatureCollection {
  * tiles, to street level; with only the world outline, to where countries
  * still show (closer in there is nothing to see).
  */
-export let autoZoom = 6;
+export let autoZoom = 5;
 
 export async function createMap(el: HTMLElement, label: string): Promise<L.Map> {
   const map = L.map(el, { worldCopyJump: true, minZoom: 1, zoomSnap: 0.5 }).setView([30, 10], 2);
@@ -51,7 +75,7 @@ export async function createMap(el: HTMLElement, label: string): Promise<L.Map> 
   map.attributionControl.setPrefix('Leaflet | outline: Natural Earth');
   const { tile_url, tile_attribution } = await panelConfig();
   if (tile_url) L.tileLayer(tile_url, { attribution: tile_attribution ?? '', maxZoom: 19 }).addTo(map);
-  autoZoom = tile_url ? 15 : 6;
+  autoZoom = tile_url ? 15 : 5;
   return map;
 }
 

@@ -70,6 +70,8 @@ export async function screenshots(page: Page, name: string, ready: () => Promise
   for (const [size, viewport] of [['laptop', LAPTOP], ['phone', PHONE]] as const) {
     await page.setViewportSize(viewport);
     await ready();
+    // A map still zooming (Leaflet's animation) would be caught half-scaled.
+    await page.waitForFunction('!document.querySelector(".leaflet-zoom-anim, .leaflet-pan-anim")');
     await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
     await page.screenshot({ path: join(ARTIFACTS, `panel-${name}-${size}.png`), fullPage: size === 'phone' });
   }

@@ -43,6 +43,12 @@ function scopesOf(form: HTMLFormElement, access: Access): string[] {
   return new FormData(form).getAll('scope').map(String);
 }
 
+/** Empties the form's name; the access choice is lit's to show (a form reset would uncheck the bound radio). */
+function clearName(form: HTMLFormElement): void {
+  (form.elements.namedItem('name') as HTMLInputElement).value = '';
+  for (const box of form.querySelectorAll<HTMLInputElement>('input[name="scope"]')) box.checked = false;
+}
+
 const scopeSummary = (scopes: string[]): string =>
   scopes.length === SCOPES.length ? 'full access' : scopes.length === READ_SCOPES.length && scopes.every((s) => s.endsWith(':read')) ? 'read-only' : scopes.join(', ');
 
@@ -66,7 +72,7 @@ export const mount: Mount = async (el) => {
     try {
       const name = String(new FormData(form).get('name') ?? '').trim();
       const created = await post<ApiKey & { secret: string }>('/v1/api-keys', { name, scopes: scopesOf(form, keyAccess) });
-      form.reset();
+      clearName(form);
       keyAccess = 'read';
       await reload();
       draw();
@@ -85,7 +91,7 @@ export const mount: Mount = async (el) => {
     try {
       const name = String(new FormData(form).get('name') ?? '').trim();
       const created = await post<OAuthClient & { client_secret: string }>('/v1/oauth/clients', { name, scopes: scopesOf(form, clientAccess) });
-      form.reset();
+      clearName(form);
       clientAccess = 'read';
       await reload();
       draw();
