@@ -71,7 +71,8 @@ export async function screenshots(page: Page, name: string, ready: () => Promise
     await page.setViewportSize(viewport);
     await ready();
     // A map still zooming (Leaflet's animation) would be caught half-scaled.
-    await page.waitForFunction('!document.querySelector(".leaflet-zoom-anim, .leaflet-pan-anim")');
+    // (A locator, not waitForFunction: the page's CSP forbids the eval that polling a string needs.)
+    await page.locator('.leaflet-zoom-anim, .leaflet-pan-anim').first().waitFor({ state: 'detached' });
     await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
     await page.screenshot({ path: join(ARTIFACTS, `panel-${name}-${size}.png`), fullPage: size === 'phone' });
   }

@@ -93,7 +93,7 @@ export const mount: Mount = async (el, params, query) => {
     trackLayer.clearLayers();
     if (track.length) {
       const line = L.polyline(track.map((p) => [p.lat, p.lng] as [number, number]), { color: '#1f5fbf', weight: 4 }).addTo(trackLayer);
-      map.fitBounds(line.getBounds(), { padding: [30, 30], maxZoom: Math.max(autoZoom, 10) });
+      map.fitBounds(line.getBounds(), { padding: [30, 30], maxZoom: Math.max(autoZoom, 10), animate: false });
     }
     for (const e of events) {
       if (!e.position) continue;
@@ -109,7 +109,7 @@ export const mount: Mount = async (el, params, query) => {
     const p = device.latest_position;
     if (p) {
       marker = deviceMarker(device.id, deviceLabel(device), p.lat, p.lng, device.status).addTo(map);
-      map.setView([p.lat, p.lng], autoZoom);
+      map.setView([p.lat, p.lng], autoZoom, { animate: false });
     }
   } catch (err) {
     error = err;

@@ -131,5 +131,15 @@ export const mount: Mount = async (el, params) => {
     error = err;
   }
   await load();
-  return () => chart?.destroy();
+  // The chart is drawn at its box's width: drawn again when the window changes size (a phone turned).
+  let resizing = 0;
+  const onResize = () => {
+    cancelAnimationFrame(resizing);
+    resizing = requestAnimationFrame(plot);
+  };
+  window.addEventListener('resize', onResize);
+  return () => {
+    window.removeEventListener('resize', onResize);
+    chart?.destroy();
+  };
 };

@@ -57,7 +57,7 @@ export const mount: Mount = async (el, params) => {
   const map = await createMap(el.querySelector<HTMLElement>('#event-map')!, 'Where the event happened');
   if (e?.position) {
     L.circleMarker([e.position.lat, e.position.lng], { radius: 9, color: '#b3261e', fillOpacity: 0.9 }).bindTooltip(kindLabel(e.kind), { permanent: true }).addTo(map);
-    map.setView([e.position.lat, e.position.lng], autoZoom);
+    map.setView([e.position.lat, e.position.lng], autoZoom, { animate: false });
   }
   return () => map.remove();
 };

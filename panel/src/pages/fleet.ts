@@ -137,8 +137,8 @@ export const mount: Mount = async (el, _params, query) => {
   draw();
   syncMarkers();
   const located = devices.filter((d) => d.latest_position).map((d) => [d.latest_position!.lat, d.latest_position!.lng] as [number, number]);
-  if (located.length === 1) map.setView(located[0]!, autoZoom);
-  else if (located.length > 1) map.fitBounds(L.latLngBounds(located), { padding: [30, 30], maxZoom: autoZoom });
+  if (located.length === 1) map.setView(located[0]!, autoZoom, { animate: false });
+  else if (located.length > 1) map.fitBounds(L.latLngBounds(located), { padding: [30, 30], maxZoom: autoZoom, animate: false });
 
   let pending = false;
   const fetching = new Set<string>();

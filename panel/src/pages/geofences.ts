@@ -183,7 +183,7 @@ export const mount: Mount = async (el) => {
   try {
     await reload();
     const bounds = L.featureGroup([...layers.values()]).getBounds();
-    if (bounds.isValid()) map.fitBounds(bounds, { padding: [20, 20], maxZoom: Math.max(autoZoom, 10) });
+    if (bounds.isValid()) map.fitBounds(bounds, { padding: [20, 20], maxZoom: Math.max(autoZoom, 10), animate: false });
   } catch (err) {
     error = err;
   }
