@@ -71,6 +71,8 @@ function shell(title: string): HTMLElement {
   return app.querySelector('main')!;
 }
 
+let first = true;
+
 async function show(): Promise<void> {
   const mine = ++generation;
   closeAllDialogs();
@@ -102,6 +104,8 @@ async function show(): Promise<void> {
       return;
     }
     leave = cleanup ?? null;
+    // After a navigation inside the app, keyboard and screen-reader users start at the new page's content.
+    if (!first && found.route.title !== 'Log in' && !el.contains(document.activeElement)) el.focus({ preventScroll: true });
   } catch (err) {
     if (mine === generation) render(html`<p class="error" role="alert">This page could not be shown: ${err instanceof Error ? err.message : String(err)}</p>`, el);
   }
@@ -125,8 +129,12 @@ async function boot(): Promise<void> {
     if (!(err instanceof ApiProblem && err.status === 401)) console.warn('session check failed', err);
     setSession(null);
   }
-  startRouter(() => void show());
+  startRouter(() => {
+    first = false;
+    void show();
+  });
   await show();
+  first = false;
 }
 
 void boot();

@@ -61,6 +61,8 @@ export function startRouter(onChange: () => void): void {
     if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
     const a = (e.target as Element | null)?.closest?.('a');
     if (!a || a.target || a.hasAttribute('download') || a.dataset.external !== undefined) return;
+    // In-page anchors (the skip link) keep the browser's own behaviour.
+    if ((a.getAttribute('href') ?? '').startsWith('#')) return;
     const url = new URL(a.href, location.href);
     if (url.origin !== location.origin || url.pathname.startsWith('/v1/') || url.pathname.startsWith('/docs')) return;
     e.preventDefault();

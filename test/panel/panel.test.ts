@@ -282,6 +282,37 @@ describe.skipIf(!hasChromium)('customer panel in Chromium', () => {
     expect(status).toBe(404);
   }, LONG);
 
+  it('works by keyboard: a skip link, a visible focus ring, navigation with Enter, and a label for every field', async () => {
+    const active = () => page.evaluate<string>("(document.activeElement.id || '') + '|' + document.activeElement.className + '|' + document.activeElement.textContent.trim()");
+    const ringShown = () => page.evaluate<boolean>("(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2; })()");
+    await page.goto(`${h.base}/fleet`);
+    await page.getByRole('heading', { name: 'Fleet', exact: true }).waitFor();
+    await page.keyboard.press('Tab');
+    expect(await active()).toMatch(/^\|skip-link\|Skip to content$/);
+    expect(await ringShown()).toBe(true);
+    await page.keyboard.press('Enter');
+    expect(await active()).toMatch(/^main\|/);
+
+    await page.goto(`${h.base}/fleet`);
+    await page.getByRole('heading', { name: 'Fleet', exact: true }).waitFor();
+    for (let i = 0; i < 8 && !(await active()).endsWith('|Events'); i++) await page.keyboard.press('Tab'); // skip link, brand, Fleet, Events
+    expect(await active()).toMatch(/\|Events$/);
+    expect(await ringShown()).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Events' }).waitFor();
+    await expect.poll(active, { timeout: WAIT }).toMatch(/^main\|/); // the new page's content has the focus
+
+    const unlabelled = () =>
+      page.evaluate<string[]>(
+        "[...document.querySelectorAll('input:not([type=hidden]), select, textarea')].filter((e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map((e) => e.id || e.name || e.outerHTML.slice(0, 80))",
+      );
+    for (const path of ['/fleet', '/events', '/geofences', '/drivers', '/settings/api', '/settings/webhooks', `/devices/${deviceId}`]) {
+      await page.goto(h.base + path);
+      await page.locator('main h1').waitFor();
+      expect([path, await unlabelled()]).toEqual([path, []]);
+    }
+  }, LONG);
+
   it('shows every page at laptop and phone sizes (screenshots) with no request to another origin', async () => {
     // An SOS from the device (an event with a position) and a driver in its cab, for the events, driver and device pages.
     await sendFix(57.451, 24.902, 10, 'event.sos');

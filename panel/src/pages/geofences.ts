@@ -163,6 +163,15 @@ export const mount: Mount = async (el) => {
     removalMode: false,
     rotateMode: false,
   });
+  // Geoman's toolbar buttons take focus (role=button) but only clicks: Enter and Space press them too.
+  el.querySelector('#geofence-map')!.addEventListener('keydown', (e) => {
+    const ev = e as KeyboardEvent;
+    const button = (ev.target as HTMLElement).closest('.leaflet-pm-toolbar [role="button"]');
+    if (button && (ev.key === 'Enter' || ev.key === ' ')) {
+      ev.preventDefault();
+      (button as HTMLElement).click();
+    }
+  });
   map.on('pm:create', (e) => {
     draft?.layer?.remove();
     const layer = e.layer;
