@@ -231,6 +231,20 @@ describe.skipIf(!hasChromium)('customer panel in Chromium', () => {
     await clientDialog.waitFor({ state: 'detached' });
     await secretGone(page);
     expect(await inPage(page, clientSecret)).toBe(false);
+    const clientId = (await page.locator('tr', { hasText: 'Reporting' }).locator('code').textContent())!;
+    const token = await fetch(`${h.base}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }),
+    });
+    expect(token.status).toBe(200);
+    expect(((await token.json()) as { scope: string }).scope.split(' ').sort()).toEqual(['devices:read', 'drivers:read', 'events:read', 'geofences:read', 'positions:read', 'webhooks:read']);
+
+    // Revoking the key (after a confirmation) ends it at once.
+    await row.getByRole('button', { name: /Revoke/ }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await row.locator('.badge', { hasText: 'revoked' }).waitFor();
+    expect((await fetch(`${h.base}/v1/devices`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
     await screenshots(page, 'settings-api');
   }, LONG);
 
