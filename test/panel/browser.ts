@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
@@ -75,6 +76,8 @@ export async function screenshots(page: Page, name: string, ready: () => Promise
     await page.locator('.leaflet-zoom-anim, .leaflet-pan-anim').first().waitFor({ state: 'detached' });
     await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
     await page.screenshot({ path: join(ARTIFACTS, `panel-${name}-${size}.png`), fullPage: size === 'phone' });
+    // Usable at this width: nothing makes the page scroll sideways.
+    expect([name, size, await page.evaluate<number>('document.documentElement.scrollWidth')]).toEqual([name, size, viewport.width]);
   }
   await page.setViewportSize(LAPTOP);
 }
