@@ -144,7 +144,7 @@ describe.skipIf(!hasChromium)('customer panel in Chromium', () => {
     const before = await marker.boundingBox();
 
     // Far enough to show at any zoom the map picks (tens of km: the outline-only map stops at country level).
-    await sendFix(57.45, 24.9, 60);
+    await sendFix(57.45, 24.9, 100 * 60);
     await expect.poll(() => marker.getAttribute('data-lat'), { timeout: WAIT }).toBe('57.45');
     expect(await marker.getAttribute('data-lng')).toBe('24.9');
     const after = await marker.boundingBox();
@@ -328,19 +328,27 @@ describe.skipIf(!hasChromium)('customer panel in Chromium', () => {
   }, LONG);
 
   it('shows every page at laptop and phone sizes (screenshots) with no request to another origin', async () => {
-    // An SOS from the device (an event with a position) and a driver in its cab, for the events, driver and device pages.
-    await sendFix(57.451, 24.902, 10, 'event.sos');
+    // A driver in the cab, then a drive east (60 km in 80 min, a harsh brake on the way) and an SOS:
+    // a scored day for the driver's chart, a track and events for the device and events pages.
     const driver = await apiA('POST', '/v1/drivers', { name: 'Ilze Ozola', external_id: 'EMP-17' });
     expect(driver.status).toBe(201);
     expect((await apiA('PATCH', `/v1/devices/${deviceId}`, { driver_id: driver.json.id })).status).toBe(200);
-    await until(async () => (await apiA('GET', '/v1/events')).json.data.length > 0, 60_000, 'the SOS event in the read model');
-    const eventId = (await apiA('GET', '/v1/events')).json.data[0].id as string;
+    for (let i = 1; i <= 10; i++) await sendFix(57.45, 24.9 + 0.1 * i, (100 - 8 * i) * 60, i === 5 ? 'event.harsh_brake' : undefined);
+    await sendFix(57.451, 25.902, 60, 'event.sos');
+    await until(async () => (await apiA('GET', '/v1/events')).json.data.length >= 2, 60_000, 'the harsh brake and the SOS in the read model');
+    const sosEvent = (await apiA('GET', '/v1/events?kind=event.sos')).json.data[0] as { id: string; occurred_at: string };
+    const eventId = sosEvent.id;
+    const driven = async () =>
+      ((await apiA('GET', `/v1/drivers/${driver.json.id}/score`)).json.data as { distance_km: number }[]).reduce((sum, d) => sum + d.distance_km, 0);
+    await until(async () => (await driven()) > 50, 60_000, "the drive in the driver's daily scores");
 
     await page.goto(`${h.base}/fleet`);
     await page.locator(`.device-marker[data-device-id="${deviceId}"]`).waitFor();
     await screenshots(page, 'fleet');
 
     await page.getByRole('link', { name: 'Van 7' }).click();
+    await page.getByRole('heading', { name: 'Van 7' }).waitFor();
+    await page.goto(`${h.base}/devices/${deviceId}?day=${sosEvent.occurred_at.slice(0, 10)}`); // the SOS's UTC day (a run just after midnight)
     await page.getByRole('heading', { name: 'Van 7' }).waitFor();
     await page.locator('.event-list li', { hasText: 'sos' }).waitFor();
     await screenshots(page, 'device');
