@@ -68,7 +68,10 @@ export async function createMap(el: HTMLElement, label: string): Promise<L.Map> 
   const map = L.map(el, { worldCopyJump: true, minZoom: 1, zoomSnap: 0.5 }).setView([30, 10], 2);
   el.setAttribute('role', 'region');
   el.setAttribute('aria-label', label);
+  // The outline lies under the tile pane (z-index 200): tiles, when configured and reachable, cover it; offline it shows.
+  map.createPane('outline').style.zIndex = '150';
   L.geoJSON(worldOutline(), {
+    pane: 'outline',
     interactive: false,
     style: { color: '#7a8796', weight: 0.8, fillColor: '#e9eef3', fillOpacity: 1 },
   }).addTo(map);

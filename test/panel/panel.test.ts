@@ -9,6 +9,8 @@
  * Every wait is for a condition, never for a time.
  */
 import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -141,6 +143,9 @@ describe.skipIf(!hasChromium)('customer panel in Chromium', () => {
     const marker = page.locator(`.device-marker[data-device-id="${deviceId}"]`);
     await expect.poll(() => marker.getAttribute('data-lat'), { timeout: WAIT }).toBe('56.95');
     await page.locator('.live-state', { hasText: 'Live' }).waitFor();
+    // No tile URL configured: the bundled world outline is the whole base map (vector paths, no tile images).
+    expect(await page.locator('img.leaflet-tile').count()).toBe(0);
+    expect(await page.locator('.leaflet-outline-pane path').count()).toBeGreaterThan(100);
     const before = await marker.boundingBox();
 
     // Far enough to show at any zoom the map picks (tens of km: the outline-only map stops at country level).
@@ -395,5 +400,50 @@ describe.skipIf(!hasChromium)('customer panel in Chromium', () => {
 
     expect(browser.foreign).toEqual([]);
     expect(pageErrors).toEqual([]);
+  }, LONG);
+});
+
+describe.skipIf(!hasChromium)('customer panel with a tile URL configured', () => {
+  /** A 1×1 PNG for every tile. */
+  const TILE = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+  const tileRequests: string[] = [];
+  let tiles: Server;
+  let tileOrigin = '';
+  let p: PlatformHarness;
+  let b: Browser;
+
+  beforeAll(async () => {
+    tiles = createServer((req, res) => {
+      tileRequests.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'image/png' }).end(TILE);
+    });
+    await new Promise<void>((resolve) => tiles.listen(0, '127.0.0.1', resolve));
+    tileOrigin = `http://127.0.0.1:${(tiles.address() as AddressInfo).port}`;
+    p = await startPlatformHarness({ FLEET_PANEL_TILE_URL: `${tileOrigin}/tiles/{z}/{x}/{y}.png`, FLEET_PANEL_TILE_ATTRIBUTION: '© Test tiles' });
+    await createCustomer(p.platform.store, systemClock, { name: 'Tiled', plan: 'pro', first_user: { email: 'map@tiled.example', name: 'Map user', password: PASSWORD } });
+    b = await launch(p.base);
+  }, LONG);
+
+  afterAll(async () => {
+    await b?.close();
+    await p?.close();
+    tiles?.closeAllConnections();
+    await new Promise((resolve) => tiles?.close(resolve));
+  }, LONG);
+
+  it('draws the configured tiles over the outline, with their attribution (the CSP lets the tile host in)', async () => {
+    const page = await b.context.newPage();
+    await page.goto(`${p.base}/login`);
+    await page.getByLabel('Email').fill('map@tiled.example');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Fleet', exact: true }).waitFor();
+    await expect.poll(() => page.locator('img.leaflet-tile-loaded').count(), { timeout: WAIT }).toBeGreaterThan(0);
+    expect(await page.locator('img.leaflet-tile').first().getAttribute('src')).toMatch(new RegExp(`^${tileOrigin}/tiles/\\d+/\\d+/\\d+\\.png$`));
+    expect(tileRequests.length).toBeGreaterThan(0);
+    expect(await page.locator('.leaflet-control-attribution').textContent()).toContain('© Test tiles');
+    expect(await page.locator('.leaflet-outline-pane path').count()).toBeGreaterThan(100); // the outline is still there, under them
+    // The tile host is the only other origin the page reached.
+    expect(b.foreign.filter((url) => !url.startsWith(`${tileOrigin}/tiles/`))).toEqual([]);
   }, LONG);
 });
