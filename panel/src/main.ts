@@ -68,6 +68,7 @@ function shell(title: string): HTMLElement {
     `,
     app,
   );
+  showLiveState(); // a shell drawn anew (after the login page) starts with the stream's current state
   return app.querySelector('main')!;
 }
 
@@ -111,9 +112,14 @@ async function show(): Promise<void> {
   }
 }
 
-onLiveState((s) => {
+let liveText = '';
+const showLiveState = () => {
   const el = document.querySelector('.live-state');
-  if (el) el.textContent = s === 'open' ? '● Live' : s === 'connecting' ? '○ Connecting…' : '';
+  if (el && el.textContent !== liveText) el.textContent = liveText;
+};
+onLiveState((s) => {
+  liveText = s === 'open' ? '● Live' : s === 'connecting' ? '○ Connecting…' : '';
+  showLiveState();
 });
 
 whenUnauthorized(() => {
