@@ -1,6 +1,7 @@
 // Lint: typescript-eslint's recommended rules over every TypeScript source, and the import rules of the
 // architecture: core/ depends on nothing of ours; gateway/ and projections/ on core/ only; api/ on core/ and
-// projections/ (read models); main.ts is the composition root and test/ may import anything.
+// projections/ (read models); main.ts is the composition root and test/ may import anything; panel/ (the browser
+// UI) imports none of them.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -30,4 +31,15 @@ export default tseslint.config(
   boundary('gateway', ['projections', 'api', 'main']),
   boundary('projections', ['gateway', 'api', 'main']),
   boundary('api', ['gateway', 'main']),
+  // The customer panel runs in the browser and talks to the server through the public API only: its modules
+  // import each other (panel/src) and npm packages, never the server's folders.
+  ...[
+    ['panel/src/*.ts', '^\\.\\./'],
+    ['panel/src/pages/*.ts', '^\\.\\./\\.\\./'],
+  ].map(([files, regex]) => ({
+    files: [files],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex, message: 'panel/ may import only panel/src and npm packages: the panel uses the public /v1 API, never server code (eslint.config.js).' }] }],
+    },
+  })),
 );

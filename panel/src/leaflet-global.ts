@@ -1,0 +1,3 @@
+import L from 'leaflet';
+
+(window as unknown as { L: typeof L }).L = L;
