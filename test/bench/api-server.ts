@@ -21,6 +21,7 @@ import { silentLogger } from '../../core/logger.js';
 import { SecretBox } from '../../core/secret-box.js';
 import { streams } from '../../core/streams.js';
 import { createCustomer, setCustomerRateLimit } from '../../core/commands/customers.js';
+import { historyItemJson } from '../../api/history-item.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
 
 export interface ApiBenchTargets {
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
   await setCustomerRateLimit(store, systemClock, customer.customer_id, { per_minute: 1e12, burst: 1e12 });
   const ids = await seed(store, customer.customer_id, devices, 20_000);
   const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
-  const runner = new ProjectionRunner(store, db, readModelProjections, silentLogger);
+  const runner = new ProjectionRunner(store, db, readModelProjections(historyItemJson), silentLogger);
   await runner.start();
   const app = await buildApp(
     {
