@@ -21,11 +21,6 @@ export function deviceById(db: Database.Database, customerId: string, deviceId: 
   return row ? { ...row, position: latestPosition(db, customerId, deviceId) } : null;
 }
 
-/** Whether the customer has this device: the tenant check of lists scoped to one device. */
-export function deviceExists(db: Database.Database, customerId: string, deviceId: string): boolean {
-  return stmt(db, 'SELECT 1 FROM devices WHERE device_id = ? AND customer_id = ?').get(deviceId, customerId) !== undefined;
-}
-
 /** One page of devices in id order, strictly after `afterId`. */
 export function devicePage(
   db: Database.Database,

@@ -6,7 +6,6 @@ import { authOf } from '../plugins/auth.js';
 import { HistoryList, HistoryQuery, LatestPosition, LatestPositionList, LatestPositionsQuery } from '../schemas/positions.js';
 import { LatestPositionsIndex } from '../latest-positions-index.js';
 import fastJson from 'fast-json-stringify';
-import { deviceExists } from '../queries/devices.js';
 import { historyPage } from '../queries/positions.js';
 import { problemResponse } from '../schemas/error-responses.js';
 import { ListCursor, idKey, timeAndIdKey, withWindowEnd } from '../pagination.js';
@@ -71,7 +70,6 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
           { pointer: '/query/to', message: 'more than 31 days after from' },
         ]);
       }
-      if (!deviceExists(ctx.readModelDb, auth.customerId, q.device_id)) throw notFound('device', q.device_id);
       const page = historyPage(ctx.readModelDb, auth.customerId, {
         deviceId: q.device_id,
         from,
@@ -80,6 +78,7 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
         limit: q.limit,
         order: q.order,
       });
+      if (!page) throw notFound('device', q.device_id);
       const pagination = { next_cursor: page.next ? historyCursors.encode({ end: to, key: page.next }, filters) : null, has_more: page.next !== null };
       // The items come joined from the read model, serialised by the HistoryPosition schema (api/history-item.ts).
       sendList(reply as FastifyReply, page.items ? [page.items] : [], pagination);

@@ -3,7 +3,10 @@ import type { PositionRecorded } from '../../core/events.js';
 import { imeiFrom } from '../../core/imei.js';
 import fastJson from 'fast-json-stringify';
 import { LatestPositionsIndex } from '../../api/latest-positions-index.js';
-import { HistoryList, LatestPosition, fixBody } from '../../api/schemas/positions.js';
+import { createHash } from 'node:crypto';
+import { historyItemJson } from '../../api/history-item.js';
+import { HistoryList, HistoryPosition, LatestPosition, fixBody } from '../../api/schemas/positions.js';
+import { READ_MODEL_VERSION } from '../../projections/runner.js';
 import { ListCursor, timeAndIdKey, withWindowEnd } from '../../api/pagination.js';
 import { streams } from '../../core/streams.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
@@ -260,6 +263,22 @@ describe('GET /v1/positions (history)', () => {
     }
     const empty = await h.app.inject({ method: 'GET', url: `/v1/positions?device_id=${deviceId}&from=2026-11-21T00:00:00Z&to=2026-11-21T01:00:00Z`, headers });
     expect(empty.body).toBe('{"data":[],"pagination":{"next_cursor":null,"has_more":false}}');
+  });
+
+  it('keeps the item shape the stored history was encoded with: a change needs READ_MODEL_VERSION bumped', () => {
+    // projections/history stores each fix's JSON; a read model built with another shape would answer the old one.
+    // When this fails on purpose, bump READ_MODEL_VERSION (projections/runner.ts) and update both pins here.
+    expect(READ_MODEL_VERSION).toBe(5);
+    expect(createHash('sha256').update(JSON.stringify(HistoryPosition)).digest('hex').slice(0, 16)).toBe('904e431ea079129b');
+    expect(
+      historyItemJson({
+        device_id: 'dev_1', fix_time: T0, received_at: T0 + 400, valid: false, lat: -33.5, lng: 151.25, speed_kmh: null, heading_deg: 0,
+        altitude_m: 12.5, satellites: null, ignition: false, odometer_m: 1234.5,
+      }),
+    ).toBe(
+      '{"device_id":"dev_1","lat":-33.5,"lng":151.25,"speed_kmh":null,"heading_deg":0,"altitude_m":12.5,"satellites":null,' +
+        '"timestamp":"2026-11-20T08:00:00.000Z","received_at":"2026-11-20T08:00:00.400Z","ignition":false,"valid":false,"odometer_km":1.2345}',
+    );
   });
 
   it('refuses naive times, windows over 31 days, and unknown devices', async () => {
