@@ -220,7 +220,7 @@ describe('GET /v1/positions (history)', () => {
       [1, { valid: false, ignition: false, odometer_m: 123_456.7, lat: -33.868_82, lng: -151.209_29, speed_kmh: 0.1, heading_deg: 359.9 }],
       [2, { speed_kmh: null, heading_deg: null, altitude_m: null, satellites: null, ignition: null, odometer_m: 0 }],
       [2, { lat: 1e-7, lng: 179.999_999_9, altitude_m: -12.5, odometer_m: 1 }],
-      [5, { received_at: T0 + 5000, odometer_m: 9_007_199_254_740.991 }],
+      [5, { received_at: T0 + 5000, odometer_m: 987_654_321.123 }],
       [3, { speed_kmh: 250, satellites: 0, altitude_m: 8848.86 }],
       [4, { fix_time: T0 + 4000 + 999, received_at: T0 + 86_400_000 + 1 }],
     ];
