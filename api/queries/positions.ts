@@ -17,11 +17,13 @@ export interface HistoryPage {
 
 /**
  * Position history of one device in [from, to), keyset-paginated on (fix_time, event_id);
- * null when the customer has no such device. One statement, so its parts read one
- * snapshot: the tenant check (the customer's device row), the page's stored JSON joined
- * by SQLite (one range scan of the clustered table, one buffer back instead of a JS
- * value per row and column), and the keys of the page's last row and of the row after
- * it, if any (the same range, from the page's end).
+ * null when the customer has no such device. One statement, so both parts read one
+ * snapshot: the page's stored JSON joined by SQLite (one range scan of the clustered
+ * table, one buffer back instead of a JS value per row and column), and the keys of the
+ * page's last row and of the row after it, if any (the same range, from the page's end).
+ * Every row is the customer's (its customer_id is matched), so a page with items is of
+ * the customer's device; only an empty page asks the devices table, to tell an unknown
+ * or foreign device (null: 404) from a quiet window.
  */
 export function historyPage(
   db: Database.Database,
@@ -40,9 +42,7 @@ export function historyPage(
     db,
     `SELECT 0, CAST(group_concat(item, ',') AS BLOB), NULL, NULL FROM (SELECT item ${range} LIMIT @limit)
      UNION ALL
-     SELECT 1, NULL, fix_time, event_id FROM (SELECT fix_time, event_id ${range} LIMIT 2 OFFSET @limit - 1)
-     UNION ALL
-     SELECT 2, NULL, NULL, NULL FROM devices WHERE device_id = @device AND customer_id = @customer`,
+     SELECT 1, NULL, fix_time, event_id FROM (SELECT fix_time, event_id ${range} LIMIT 2 OFFSET @limit - 1)`,
     'raw',
   ).all({
     device: q.deviceId,
@@ -51,16 +51,17 @@ export function historyPage(
     to: q.to,
     limit: q.limit,
     ...(q.after ? { t: q.after.t, id: q.after.id } : {}),
-  }) as Array<[0, Buffer | null, null, null] | [1, null, number, string] | [2, null, null, null]>;
+  }) as Array<[0, Buffer | null, null, null] | [1, null, number, string]>;
   let items: Buffer | null = null;
-  let device = false;
   const keys: HistoryKey[] = [];
   for (const r of rows) {
     if (r[0] === 0) items = r[1];
-    else if (r[0] === 1) keys.push({ t: r[2], id: r[3] });
-    else device = true;
+    else keys.push({ t: r[2], id: r[3] });
   }
-  if (!device) return null;
+  if (items === null) {
+    const device = stmt(db, 'SELECT 1 FROM devices WHERE device_id = ? AND customer_id = ?').get(q.deviceId, customerId);
+    return device === undefined ? null : { items: null, next: null };
+  }
   // Two keys: the page is full and another row follows; the page ends on the earlier one in the walk's order.
   if (keys.length < 2) return { items, next: null };
   const [a, b] = keys as [HistoryKey, HistoryKey];

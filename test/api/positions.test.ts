@@ -282,7 +282,8 @@ describe('GET /v1/positions (history)', () => {
   });
 
   it('refuses naive times, windows over 31 days, and unknown devices', async () => {
-    const { deviceId, headers } = await setup();
+    const { deviceId, headers, record } = await setup();
+    await record(1); // the device has a history: another customer still gets a 404, not its fixes nor an empty page
     const naive = await h.app.inject({ method: 'GET', url: `/v1/positions?device_id=${deviceId}&from=2026-11-20T08:00:00`, headers });
     expect(naive.statusCode).toBe(400);
     expect(naive.json().errors[0].pointer).toBe('/query/from');
@@ -298,5 +299,8 @@ describe('GET /v1/positions (history)', () => {
       method: 'GET', url: `/v1/positions?device_id=${deviceId}&from=2026-11-20T08:00:00Z`, headers: { authorization: `Bearer ${other.apiKey}` },
     });
     expect(foreign.statusCode).toBe(404);
+    expect(foreign.json().code).toBe('not_found');
+    const unknown = await h.app.inject({ method: 'GET', url: '/v1/positions?device_id=dev_01kbxxxxxxxxxxxxxxxxxxxxxx&from=2026-11-20T08:00:00Z', headers });
+    expect(unknown.statusCode).toBe(404);
   });
 });
