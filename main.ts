@@ -24,6 +24,7 @@ import { generatePassword } from './core/passwords.js';
 import { gatewayFromConfig } from './gateway/from-config.js';
 import type { Gateway } from './gateway/server.js';
 import { GatewayThread } from './gateway/thread.js';
+import { historyItemJson } from './api/history-item.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from './projections/index.js';
 import { runnerView } from './projections/view.js';
 import { webhookDeliveryFromConfig } from './projections/webhooks/from-config.js';
@@ -80,7 +81,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   if (roles.includes('projections') || roles.includes('api')) {
     // The API serves from read models this process keeps up to date.
     const db = openReadModelDb(join(config.dataDir, 'readmodels.sqlite'));
-    runner = new ProjectionRunner(store, db, readModelProjections, log.child({ role: 'projections' }));
+    runner = new ProjectionRunner(store, db, readModelProjections(historyItemJson), log.child({ role: 'projections' }));
     await runner.start();
     if (roles.includes('api')) {
       const r = runner;

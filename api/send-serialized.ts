@@ -52,7 +52,7 @@ const pool = new BodyBufferPool(16 * 1024, 1024 * 1024, 16 * 1024 * 1024);
 const HEAD = Buffer.from('{"data":[');
 const COMMA = 0x2c;
 
-/** Sends `{"data":[items...],"pagination":{...}}` from serialised items, copied once into a pooled buffer. */
+/** Sends `{"data":[items...],"pagination":{...}}` from serialised items (or runs of them already joined by commas), copied once into a pooled buffer. */
 export function sendList(
   reply: FastifyReply,
   items: readonly Buffer[],

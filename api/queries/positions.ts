@@ -1,35 +1,48 @@
 /** Position history queries; every one is scoped to the customer. */
 import type Database from 'better-sqlite3';
-import type { LatestPositionRow } from '../../projections/index.js';
 import { stmt } from './statements.js';
 
-/** A stored fix of the history: the latest-position row's fix fields, plus validity and odometer. */
-export interface HistoryRow extends Omit<LatestPositionRow, 'customer_id'> {
-  event_id: string;
-  valid: number;
-  odometer_m: number | null;
+/** A sort key of the history: fix time, ties broken by the PositionRecorded's id. */
+export interface HistoryKey {
+  t: number;
+  id: string;
 }
 
-/** HistoryRow's fields in the order historyPage selects them. */
-const HISTORY_COLUMNS = [
-  'event_id', 'device_id', 'fix_time', 'received_at', 'valid', 'lat', 'lng',
-  'speed_kmh', 'heading_deg', 'altitude_m', 'satellites', 'ignition', 'odometer_m',
-] as const;
+export interface HistoryPage {
+  /** The page's items, each already the API's JSON (projections/history), joined by commas; null for an empty page. */
+  items: Buffer | null;
+  /** The key of the page's last item when another item follows it in the window (the next page's cursor), else null. */
+  next: HistoryKey | null;
+}
 
-/** Position history of one device in [from, to), keyset-paginated on (fix_time, event_id). */
+/**
+ * Position history of one device in [from, to), keyset-paginated on (fix_time, event_id);
+ * null when the customer has no such device. One statement, so both parts read one
+ * snapshot: the page's stored JSON joined by SQLite (one range scan of the clustered
+ * table, one buffer back instead of a JS value per row and column), and the keys of the
+ * page's last row and of the row after it, if any (the same range, from the page's end).
+ * Every row is the customer's (its customer_id is matched), so a page with items is of
+ * the customer's device; only an empty page asks the devices table, to tell an unknown
+ * or foreign device (null: 404) from a quiet window.
+ */
 export function historyPage(
   db: Database.Database,
   customerId: string,
-  q: { deviceId: string; from: number; to: number; after: { t: number; id: string } | null; limit: number; order: 'asc' | 'desc' },
-): HistoryRow[] {
-  const cmp = q.order === 'asc' ? '>' : '<';
-  const keyset = q.after ? `AND (fix_time ${cmp} @t OR (fix_time = @t AND event_id ${cmp} @id))` : '';
-  const dir = q.order === 'asc' ? 'ASC' : 'DESC';
+  q: { deviceId: string; from: number; to: number; after: HistoryKey | null; limit: number; order: 'asc' | 'desc' },
+): HistoryPage | null {
+  const asc = q.order === 'asc';
+  const cmp = asc ? '>' : '<';
+  const dir = asc ? 'ASC' : 'DESC';
+  const range = `FROM positions WHERE device_id = @device AND customer_id = @customer AND fix_time >= @from AND fix_time < @to
+    ${q.after ? `AND (fix_time ${cmp} @t OR (fix_time = @t AND event_id ${cmp} @id))` : ''}
+    ORDER BY fix_time ${dir}, event_id ${dir}`;
+  // group_concat takes the subquery's rows in its ORDER BY order (a subquery with LIMIT is never flattened
+  // into an aggregate); test/api/positions.test.ts checks every page of both orders byte for byte.
   const rows = stmt(
     db,
-    `SELECT ${HISTORY_COLUMNS.join(', ')} FROM positions WHERE device_id = @device AND customer_id = @customer
-     AND fix_time >= @from AND fix_time < @to ${keyset}
-     ORDER BY fix_time ${dir}, event_id ${dir} LIMIT @limit`,
+    `SELECT 0, CAST(group_concat(item, ',') AS BLOB), NULL, NULL FROM (SELECT item ${range} LIMIT @limit)
+     UNION ALL
+     SELECT 1, NULL, fix_time, event_id FROM (SELECT fix_time, event_id ${range} LIMIT 2 OFFSET @limit - 1)`,
     'raw',
   ).all({
     device: q.deviceId,
@@ -38,22 +51,20 @@ export function historyPage(
     to: q.to,
     limit: q.limit,
     ...(q.after ? { t: q.after.t, id: q.after.id } : {}),
-  }) as unknown[][];
-  return rows.map(
-    (r): HistoryRow => ({
-      event_id: r[0] as string,
-      device_id: r[1] as string,
-      fix_time: r[2] as number,
-      received_at: r[3] as number,
-      valid: r[4] as number,
-      lat: r[5] as number,
-      lng: r[6] as number,
-      speed_kmh: r[7] as number | null,
-      heading_deg: r[8] as number | null,
-      altitude_m: r[9] as number | null,
-      satellites: r[10] as number | null,
-      ignition: r[11] as number | null,
-      odometer_m: r[12] as number | null,
-    }),
-  );
+  }) as Array<[0, Buffer | null, null, null] | [1, null, number, string]>;
+  let items: Buffer | null = null;
+  const keys: HistoryKey[] = [];
+  for (const r of rows) {
+    if (r[0] === 0) items = r[1];
+    else keys.push({ t: r[2], id: r[3] });
+  }
+  if (items === null) {
+    const device = stmt(db, 'SELECT 1 FROM devices WHERE device_id = ? AND customer_id = ?').get(q.deviceId, customerId);
+    return device === undefined ? null : { items: null, next: null };
+  }
+  // Two keys: the page is full and another row follows; the page ends on the earlier one in the walk's order.
+  if (keys.length < 2) return { items, next: null };
+  const [a, b] = keys as [HistoryKey, HistoryKey];
+  const aFirst = a.t < b.t || (a.t === b.t && a.id < b.id);
+  return { items, next: aFirst === asc ? a : b };
 }

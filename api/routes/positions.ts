@@ -3,10 +3,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiContext } from '../context.js';
 import { authOf } from '../plugins/auth.js';
-import { HistoryList, HistoryQuery, LatestPosition, LatestPositionList, LatestPositionsQuery, fixBody } from '../schemas/positions.js';
+import { HistoryList, HistoryQuery, LatestPosition, LatestPositionList, LatestPositionsQuery } from '../schemas/positions.js';
 import { LatestPositionsIndex } from '../latest-positions-index.js';
 import fastJson from 'fast-json-stringify';
-import { deviceById } from '../queries/devices.js';
 import { historyPage } from '../queries/positions.js';
 import { problemResponse } from '../schemas/error-responses.js';
 import { ListCursor, idKey, timeAndIdKey, withWindowEnd } from '../pagination.js';
@@ -53,7 +52,8 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
       config: { scope: 'positions:read' },
       schema: { tags: ['Positions'], summary: 'List the position history of a device', operationId: 'listPositions', querystring: HistoryQuery, response: { 200: HistoryList, 404: problemResponse("No device with this device_id, or another customer's (`not_found`)") } },
     },
-    async (request) => {
+    // Synchronous, like the latest list: the page is one SQLite read and its items are stored as JSON.
+    (request, reply) => {
       const auth = authOf(request);
       const q = request.query;
       const from = parseTime(q.from, '/query/from');
@@ -70,25 +70,18 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
           { pointer: '/query/to', message: 'more than 31 days after from' },
         ]);
       }
-      if (!deviceById(ctx.readModelDb, auth.customerId, q.device_id)) throw notFound('device', q.device_id);
-      const rows = historyPage(ctx.readModelDb, auth.customerId, {
+      const page = historyPage(ctx.readModelDb, auth.customerId, {
         deviceId: q.device_id,
         from,
         to,
         after: cursor?.key ?? null,
-        limit: q.limit + 1,
+        limit: q.limit,
         order: q.order,
       });
-      const result = historyCursors.page(rows, q.limit, (p) => ({ end: to, key: { t: p.fix_time, id: p.event_id } }), filters);
-      return {
-        data: result.data.map((p) => ({
-          device_id: p.device_id,
-          ...fixBody(p),
-          valid: p.valid === 1,
-          odometer_km: p.odometer_m === null ? null : p.odometer_m / 1000,
-        })),
-        pagination: result.pagination,
-      };
+      if (!page) throw notFound('device', q.device_id);
+      const pagination = { next_cursor: page.next ? historyCursors.encode({ end: to, key: page.next }, filters) : null, has_more: page.next !== null };
+      // The items come joined from the read model, serialised by the HistoryPosition schema (api/history-item.ts).
+      sendList(reply as FastifyReply, page.items ? [page.items] : [], pagination);
     },
   );
 }

@@ -3,9 +3,14 @@ import type { PositionRecorded } from '../../core/events.js';
 import { imeiFrom } from '../../core/imei.js';
 import fastJson from 'fast-json-stringify';
 import { LatestPositionsIndex } from '../../api/latest-positions-index.js';
-import { LatestPosition } from '../../api/schemas/positions.js';
+import { createHash } from 'node:crypto';
+import { historyItemJson } from '../../api/history-item.js';
+import { HistoryList, HistoryPosition, LatestPosition, fixBody } from '../../api/schemas/positions.js';
+import { READ_MODEL_VERSION } from '../../projections/runner.js';
+import { ListCursor, timeAndIdKey, withWindowEnd } from '../../api/pagination.js';
+import { streams } from '../../core/streams.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
-import { raiseSos, recordPosition } from '../support/store-events.js';
+import { positionRecorded, raiseSos, recordPosition } from '../support/store-events.js';
 
 let h: ApiHarness;
 beforeEach(async () => {
@@ -206,8 +211,79 @@ describe('GET /v1/positions (history)', () => {
     }
   });
 
+  it('answers the exact bytes the HistoryList schema serialises, page by page, in both orders', async () => {
+    const { customerId, deviceId, headers } = await setup();
+    const device = { customerId, deviceId };
+    // Values at the edges of the item's shape: nulls, false, an invalid fix, fractions, negatives, a tie on fix time, a late fix.
+    const fixes: Array<[number, Partial<PositionRecorded['data']>]> = [
+      [0, {}],
+      [1, { valid: false, ignition: false, odometer_m: 123_456.7, lat: -33.868_82, lng: -151.209_29, speed_kmh: 0.1, heading_deg: 359.9 }],
+      [2, { speed_kmh: null, heading_deg: null, altitude_m: null, satellites: null, ignition: null, odometer_m: 0 }],
+      [2, { lat: 1e-7, lng: 179.999_999_9, altitude_m: -12.5, odometer_m: 1 }],
+      [5, { received_at: T0 + 5000, odometer_m: 987_654_321.123 }],
+      [3, { speed_kmh: 250, satellites: 0, altitude_m: 8848.86 }],
+      [4, { fix_time: T0 + 4000 + 999, received_at: T0 + 86_400_000 + 1 }],
+    ];
+    const events = fixes.map(([i, fix]) => positionRecorded(device, T0 + i * 1000, fix));
+    await h.store.appendToStream(streams.telemetry(deviceId), events);
+    await h.runner.catchUp();
+    const other = await h.newCustomer('Other');
+    await recordPosition(h, { customerId: other.customerId, deviceId }, T0 + 1500); // another tenant's row under the same id: never listed
+    const serialize = fastJson(HistoryList);
+    const cursors = new ListCursor('positions', withWindowEnd(timeAndIdKey));
+    const from = T0;
+    const to = T0 + 3_600_000;
+    const filters = (order: string) => ({ device_id: deviceId, from, to, order });
+    const sorted = events
+      .map((e) => e.data && { ...e.data, event_id: e.id! })
+      .sort((a, b) => a.fix_time - b.fix_time || (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));
+    for (const order of ['asc', 'desc'] as const) {
+      const all = order === 'asc' ? sorted : [...sorted].reverse();
+      for (const limit of [1, 2, 3, 7, 100]) {
+        let cursor: string | null = null;
+        let at = 0;
+        do {
+          const url: string = `/v1/positions?device_id=${deviceId}&from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}&order=${order}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`;
+          const res = await h.app.inject({ method: 'GET', url, headers });
+          expect(res.statusCode).toBe(200);
+          expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+          const page = all.slice(at, at + limit);
+          const hasMore = at + limit < all.length;
+          const last = page[page.length - 1]!;
+          const expected = serialize({
+            data: page.map((p) => ({ device_id: p.device_id, ...fixBody(p), valid: p.valid, odometer_km: p.odometer_m === null ? null : p.odometer_m / 1000 })),
+            pagination: { next_cursor: hasMore ? cursors.encode({ end: to, key: { t: last.fix_time, id: last.event_id } }, filters(order)) : null, has_more: hasMore },
+          });
+          expect(res.body, `${order} limit ${limit} at ${at}`).toBe(expected);
+          at += limit;
+          cursor = res.json().pagination.next_cursor as string | null;
+        } while (cursor);
+        expect(at).toBeGreaterThanOrEqual(all.length);
+      }
+    }
+    const empty = await h.app.inject({ method: 'GET', url: `/v1/positions?device_id=${deviceId}&from=2026-11-21T00:00:00Z&to=2026-11-21T01:00:00Z`, headers });
+    expect(empty.body).toBe('{"data":[],"pagination":{"next_cursor":null,"has_more":false}}');
+  });
+
+  it('keeps the item shape the stored history was encoded with: a change needs READ_MODEL_VERSION bumped', () => {
+    // projections/history stores each fix's JSON; a read model built with another shape would answer the old one.
+    // When this fails on purpose, bump READ_MODEL_VERSION (projections/runner.ts) and update both pins here.
+    expect(READ_MODEL_VERSION).toBe(5);
+    expect(createHash('sha256').update(JSON.stringify(HistoryPosition)).digest('hex').slice(0, 16)).toBe('904e431ea079129b');
+    expect(
+      historyItemJson({
+        device_id: 'dev_1', fix_time: T0, received_at: T0 + 400, valid: false, lat: -33.5, lng: 151.25, speed_kmh: null, heading_deg: 0,
+        altitude_m: 12.5, satellites: null, ignition: false, odometer_m: 1234.5,
+      }),
+    ).toBe(
+      '{"device_id":"dev_1","lat":-33.5,"lng":151.25,"speed_kmh":null,"heading_deg":0,"altitude_m":12.5,"satellites":null,' +
+        '"timestamp":"2026-11-20T08:00:00.000Z","received_at":"2026-11-20T08:00:00.400Z","ignition":false,"valid":false,"odometer_km":1.2345}',
+    );
+  });
+
   it('refuses naive times, windows over 31 days, and unknown devices', async () => {
-    const { deviceId, headers } = await setup();
+    const { deviceId, headers, record } = await setup();
+    await record(1); // the device has a history: another customer still gets a 404, not its fixes nor an empty page
     const naive = await h.app.inject({ method: 'GET', url: `/v1/positions?device_id=${deviceId}&from=2026-11-20T08:00:00`, headers });
     expect(naive.statusCode).toBe(400);
     expect(naive.json().errors[0].pointer).toBe('/query/from');
@@ -223,5 +299,8 @@ describe('GET /v1/positions (history)', () => {
       method: 'GET', url: `/v1/positions?device_id=${deviceId}&from=2026-11-20T08:00:00Z`, headers: { authorization: `Bearer ${other.apiKey}` },
     });
     expect(foreign.statusCode).toBe(404);
+    expect(foreign.json().code).toBe('not_found');
+    const unknown = await h.app.inject({ method: 'GET', url: '/v1/positions?device_id=dev_01kbxxxxxxxxxxxxxxxxxxxxxx&from=2026-11-20T08:00:00Z', headers });
+    expect(unknown.statusCode).toBe(404);
   });
 });

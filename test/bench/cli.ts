@@ -1,4 +1,4 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--open-devices N (0: none)] [--open-duration S] | decode | api [--devices N] [--duration S] [--rounds R] | geofences | rebuild [--events N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
+/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--open-devices N (0: none)] [--open-duration S] | decode | api [--devices N] [--duration S] [--rounds R] [--only history] | geofences | rebuild [--events N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
@@ -20,6 +20,7 @@ async function main(): Promise<void> {
       events: { type: 'string' },
       'open-devices': { type: 'string' },
       'open-duration': { type: 'string' },
+      only: { type: 'string' },
     },
   });
   const which = positionals.length > 0 ? positionals : ['decode', 'ingest', 'api'];
@@ -36,8 +37,8 @@ async function main(): Promise<void> {
       });
     }
     else if (name === 'api') {
-      await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5), Number(values.rounds));
-      runGeofenceBench();
+      await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5), Number(values.rounds), values.only);
+      if (values.only === undefined) runGeofenceBench();
     } else if (name === 'geofences') runGeofenceBench();
     else if (name === 'webhooks') {
       await runWebhookBench({

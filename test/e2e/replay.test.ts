@@ -18,6 +18,7 @@ import type { AlarmReported, PositionRecorded } from '../../core/events.js';
 import { imeiFrom } from '../../core/imei.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
+import { historyItemJson } from '../../api/history-item.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
 import { runnerView } from '../../projections/view.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
@@ -201,7 +202,7 @@ describe('replaying the store into empty read models', () => {
 
     // Wipe: a new, empty read-model database; the runner replays the whole store into it.
     const db = openReadModelDb(join(dir, 'readmodels-rebuilt.sqlite'));
-    const runner = new ProjectionRunner(h.store, db, readModelProjections, silentLogger);
+    const runner = new ProjectionRunner(h.store, db, readModelProjections(historyItemJson), silentLogger);
     await runner.start();
     await settle(runner);
     const rebuilt = await buildApp(

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DeviceEventRaised, DomainEvent, PositionRecorded } from '../../core/events.js';
+import { historyItemJson } from '../../api/history-item.js';
 import { readModelProjections } from '../../projections/index.js';
 import { MAX_AHEAD_OF_RECEIPT_MS, isUsableFix } from '../../projections/usable-fix.js';
 import { readModelDb } from '../support/read-model-db.js';
@@ -34,7 +35,7 @@ function fix(fixTime: number, receivedAt: number, lat: number, speed: number): D
 const real = (s: number, lat: number, speed: number) => fix(T0 + s * S, T0 + s * S + 2 * S, lat, speed);
 
 function fleet() {
-  const rm = readModelDb(readModelProjections);
+  const rm = readModelDb(readModelProjections(historyItemJson));
   rm.apply({ type: 'CustomerCreated', data: { customer_id: 'cus_1', name: 'Acme', plan: 'pro', speed_limit_kmh: LIMIT_KMH, created_at: 0 } });
   rm.apply({ type: 'DriverCreated', data: { driver_id: 'drv_1', customer_id: 'cus_1', name: 'Anna', external_id: null, created_at: 0 } });
   rm.apply({

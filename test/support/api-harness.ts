@@ -15,6 +15,7 @@ import { SecretBox } from '../../core/secret-box.js';
 import { streams } from '../../core/streams.js';
 import { createCustomer } from '../../core/commands/customers.js';
 import { newApiKeyEvent } from '../../core/commands/credentials.js';
+import { historyItemJson } from '../../api/history-item.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
 import { runnerView } from '../../projections/view.js';
 import { WebhookDelivery } from '../../projections/webhooks/index.js';
@@ -44,7 +45,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
   const clock = new ManualClock(Date.UTC(2026, 10, 22, 12, 0, 0));
   const store = new SqliteEventStore(join(dir, 'events.sqlite'), { clock, synchronous: 'OFF' });
   const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
-  const runner = new ProjectionRunner(store, db, readModelProjections, silentLogger);
+  const runner = new ProjectionRunner(store, db, readModelProjections(historyItemJson), silentLogger);
   await runner.start();
   const secretBox = SecretBox.fromKey(randomBytes(32));
   const webhookDelivery = new WebhookDelivery({
