@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
 import { runSimulation } from '../simulator/run.js';
+import { until } from '../support/device-login.js';
 import { MAIN, platformEnv, startPlatformProcess, type PlatformProcess } from '../support/platform-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-crash-'));
@@ -33,13 +34,16 @@ describe('crash recovery', () => {
 
     server = await startPlatformProcess(env);
     const acked: Array<{ deviceId: string; fixTime: number }> = [];
+    // The run ends once records were acked after the restart (a slow restart on a loaded machine only makes it longer).
+    const stop = new AbortController();
     const simulation = runSimulation({
       protocol: 'teltonika',
       host: '127.0.0.1',
       port: ports.teltonika,
       devices: 20,
       intervalMs: 0,
-      durationS: 5,
+      durationS: 120,
+      signal: stop.signal,
       pointsPerFrame: 3,
       ackTimeoutMs: 1500,
       api: { url: `http://127.0.0.1:${ports.http}`, apiKey },
@@ -52,6 +56,8 @@ describe('crash recovery', () => {
     const beforeKill = acked.length;
     await server.stop('SIGKILL');
     server = await startPlatformProcess(env);
+    await until(() => acked.length > beforeKill + 200, 60_000, 'records acked after the restart');
+    stop.abort();
     const summary = await simulation;
     await server.stop();
     server = null;
