@@ -6,6 +6,11 @@
  * latest-positions keep what a row becomes in a pure `evolve` beside the handler.
  * Detectors (safety-events, geofences) also return derived events, which the runner
  * appends to the log after the commit.
+ *
+ * A projection whose rows change with nearly every fix (latest positions, a device's
+ * last_seen_at, detector state) keeps them in memory for the batch and writes each once,
+ * at the batch's end (`flush`, still inside its transaction, before the checkpoint):
+ * a batch of thousands of fixes of a few hundred devices costs a few hundred writes.
  */
 import type Database from 'better-sqlite3';
 import type { DomainEvent } from '../core/events.js';
@@ -24,10 +29,24 @@ export interface DerivedEvent {
 /** A handler returns the events it derives, if any; plain read models return nothing. */
 export type EventHandler = (event: RecordedEvent) => DerivedEvent[] | void;
 
+/** A handler that keeps rows in memory during a batch (batch-rows.ts). */
+export interface BatchHandler {
+  handle: EventHandler;
+  /** After the batch's last event, inside its transaction: writes what was kept and forgets it. */
+  flush(): void;
+  /** The batch's transaction rolled back: forgets what was kept, unwritten. */
+  discard(): void;
+}
+
 export interface Projection {
   name: string;
   /** Creates or upgrades its tables (idempotent). */
   migrate(db: Database.Database): void;
   /** Prepares statements once the tables exist; returns the per-event handler. */
-  prepare(db: Database.Database): EventHandler;
+  prepare(db: Database.Database): EventHandler | BatchHandler;
+}
+
+/** The handler `prepare` returned, as a BatchHandler (a plain function keeps nothing to flush). */
+export function asBatchHandler(prepared: EventHandler | BatchHandler): BatchHandler {
+  return typeof prepared === 'function' ? { handle: prepared, flush: () => undefined, discard: () => undefined } : prepared;
 }

@@ -1,5 +1,6 @@
 /** The devices read model: registration, edits and connectivity of every device. */
 import type Database from 'better-sqlite3';
+import { BatchRows } from '../batch-rows.js';
 import type { Projection } from '../projection.js';
 import { evolveDevice, type DeviceRow } from './evolve.js';
 
@@ -23,11 +24,24 @@ export const devicesProjection: Projection = {
     const put = db.prepare(
       `INSERT OR REPLACE INTO devices (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`,
     );
-    return (e) => {
-      if (!('device_id' in e.data)) return;
-      const before = (get.get(e.data.device_id) as DeviceRow | undefined) ?? null;
-      const after = evolveDevice(before, e);
-      if (after && after !== before) put.run(after);
+    const rows = new BatchRows<string, DeviceRow>(
+      (deviceId) => (get.get(deviceId) as DeviceRow | undefined) ?? null,
+      (_, row) => put.run(row),
+    );
+    return {
+      handle(e) {
+        if (!('device_id' in e.data)) return;
+        const deviceId = e.data.device_id;
+        const before = rows.get(deviceId);
+        const after = evolveDevice(before, e);
+        if (!after || after === before) return;
+        // A report only moves last_seen_at, which no other projection reads: written at the batch's end.
+        // Anything else (driver, speed limit, status) is written at once, for the projections after this one.
+        if (e.type === 'PositionRecorded' || e.type === 'StatusReported' || e.type === 'AlarmReported') rows.set(deviceId, after);
+        else rows.write(deviceId, after);
+      },
+      flush: () => rows.flush(),
+      discard: () => rows.discard(),
     };
   },
 };

@@ -1,5 +1,6 @@
 /** The latest valid position of every device. */
 import type Database from 'better-sqlite3';
+import { BatchRows } from '../batch-rows.js';
 import type { Projection } from '../projection.js';
 import { evolveLatestPosition, type LatestPositionRow } from './evolve.js';
 
@@ -20,11 +21,20 @@ export const latestPositionsProjection: Projection = {
        (device_id, customer_id, lat, lng, speed_kmh, heading_deg, altitude_m, satellites, ignition, fix_time, received_at)
        VALUES (@device_id, @customer_id, @lat, @lng, @speed_kmh, @heading_deg, @altitude_m, @satellites, @ignition, @fix_time, @received_at)`,
     );
-    return (e) => {
-      if (e.type !== 'PositionRecorded') return;
-      const before = (get.get(e.data.device_id) as LatestPositionRow | undefined) ?? null;
-      const after = evolveLatestPosition(before, e);
-      if (after && after !== before) put.run(after);
+    // One read and one write per device and batch, however many fixes it sent.
+    const rows = new BatchRows<string, LatestPositionRow>(
+      (deviceId) => (get.get(deviceId) as LatestPositionRow | undefined) ?? null,
+      (_, row) => put.run(row),
+    );
+    return {
+      handle(e) {
+        if (e.type !== 'PositionRecorded') return;
+        const before = rows.get(e.data.device_id);
+        const after = evolveLatestPosition(before, e);
+        if (after && after !== before) rows.set(e.data.device_id, after);
+      },
+      flush: () => rows.flush(),
+      discard: () => rows.discard(),
     };
   },
 };

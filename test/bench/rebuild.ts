@@ -59,7 +59,9 @@ export async function runRebuildBench(events = 500_000): Promise<void> {
     const written = await writeLog(join(dataDir, 'events.sqlite'), events);
     const { env, ports } = await platformEnv(dataDir);
     const started = performance.now();
-    const platform = await startPlatformProcess(env, ['--roles', 'projections,api']);
+    // FLEET_BENCH_NODE_ARGS: node flags for the platform process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+    const nodeArgs = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const platform = await startPlatformProcess(env, ['--roles', 'projections,api'], nodeArgs);
     let lag = Number.POSITIVE_INFINITY;
     while (lag > 0) {
       const res = await fetch(`http://127.0.0.1:${ports.http}/readyz`);
