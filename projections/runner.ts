@@ -16,14 +16,12 @@ import type { Logger } from '../core/logger.js';
 import { openPrivateSqlite } from '../core/private-files.js';
 import { asBatchHandler, type BatchHandler, type DerivedEvent, type Projection } from './projection.js';
 
-/** Events applied live in one transaction at most. */
-const BATCH = 1000;
 /**
- * Events a catch-up reads and applies in one transaction: a replay or a backlog pays for
- * a commit, and for each row kept in memory for the batch (batch-rows.ts), once per
- * this many events, not once per thousand.
+ * Events a catch-up reads and applies in one transaction, and the most the live
+ * subscription gathers into one: a replay or a backlog pays for a commit, and for each
+ * row kept in memory for the batch (batch-rows.ts), once per this many events.
  */
-const CATCH_UP_BATCH = 10_000;
+const BATCH = 10_000;
 const CHECKPOINT = 'read-models';
 
 /**
@@ -69,6 +67,8 @@ export class ProjectionRunner {
   private subscription: Subscription | null = null;
   private buffer: RecordedEvent[] = [];
   private flushScheduled = false;
+  /** An event arrived since the scheduled flush last looked: the subscription is still delivering. */
+  private arrived = false;
   /** The catch-up in progress (or the last one, settled); the next one starts after it. */
   private catchingUp: Promise<void> = Promise.resolve();
   /** A catch-up queued behind the one in progress and not started yet. */
@@ -191,7 +191,7 @@ export class ProjectionRunner {
 
   private async catchUpNow(): Promise<void> {
     for (;;) {
-      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: CATCH_UP_BATCH });
+      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: BATCH });
       if (batch.length === 0) return;
       this.apply(batch);
       await this.flushOutbox();
@@ -202,15 +202,31 @@ export class ProjectionRunner {
     // Events the catch-up already applied may come again through the subscription.
     if (this.checkpoint && comparePositions(e.position, this.checkpoint) <= 0) return;
     this.buffer.push(e);
+    this.arrived = true;
     if (this.buffer.length >= BATCH) this.flush();
     else if (!this.flushScheduled) {
       this.flushScheduled = true;
-      setImmediate(() => this.flush());
+      setImmediate(() => this.flushWhenQuiet());
     }
   }
 
-  private flush(): void {
+  /**
+   * Applies the buffer once a turn of the event loop brought no new event: a subscription
+   * working through a backlog (it reads a thousand events a turn) fills batches of up to
+   * BATCH events, while a quiet one is applied a turn after its last event.
+   */
+  private flushWhenQuiet(): void {
+    if (this.arrived && this.buffer.length > 0) {
+      this.arrived = false;
+      setImmediate(() => this.flushWhenQuiet());
+      return;
+    }
     this.flushScheduled = false;
+    this.flush();
+  }
+
+  private flush(): void {
+    this.arrived = false;
     const batch = this.buffer;
     this.buffer = [];
     this.apply(batch);
