@@ -31,11 +31,10 @@ export class BatchRows<K, V> {
     this.dirty.add(key);
   }
 
-  /** The row's new value, written now (for rows other projections read in the same batch). */
-  write(key: K, value: V): void {
+  /** The row's new value, which the caller has just written itself: nothing left to write. */
+  keep(key: K, value: V): void {
     this.rows.set(key, value);
     this.dirty.delete(key);
-    this.save(key, value);
   }
 
   flush(): void {

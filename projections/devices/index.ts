@@ -24,9 +24,11 @@ export const devicesProjection: Projection = {
     const put = db.prepare(
       `INSERT OR REPLACE INTO devices (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`,
     );
+    // Rows left to write at the batch's end differ from the table in last_seen_at only (see below).
+    const seen = db.prepare('UPDATE devices SET last_seen_at = ? WHERE device_id = ?');
     const rows = new BatchRows<string, DeviceRow>(
       (deviceId) => (get.get(deviceId) as DeviceRow | undefined) ?? null,
-      (_, row) => put.run(row),
+      (deviceId, row) => seen.run(row.last_seen_at, deviceId),
     );
     return {
       handle(e) {
@@ -38,7 +40,10 @@ export const devicesProjection: Projection = {
         // A report only moves last_seen_at, which no other projection reads: written at the batch's end.
         // Anything else (driver, speed limit, status) is written at once, for the projections after this one.
         if (e.type === 'PositionRecorded' || e.type === 'StatusReported' || e.type === 'AlarmReported') rows.set(deviceId, after);
-        else rows.write(deviceId, after);
+        else {
+          put.run(after);
+          rows.keep(deviceId, after);
+        }
       },
       flush: () => rows.flush(),
       discard: () => rows.discard(),
