@@ -26,16 +26,23 @@ export interface DerivedEvent {
   event: EventToAppend<DomainEvent>;
 }
 
-/** A handler returns the events it derives, if any; plain read models return nothing. */
-export type EventHandler = (event: RecordedEvent) => DerivedEvent[] | void;
+/**
+ * A handler returns the events it derives, if any; plain read models return nothing.
+ * One that keeps rows in memory during a batch (batch-rows.ts) also has `flush` and
+ * `discard` (see `batchHandler`).
+ */
+export type EventHandler = ((event: RecordedEvent) => DerivedEvent[] | void) & Partial<BatchEnd>;
 
-/** A handler that keeps rows in memory during a batch (batch-rows.ts). */
-export interface BatchHandler {
-  handle: EventHandler;
+export interface BatchEnd {
   /** After the batch's last event, inside its transaction: writes what was kept and forgets it. */
   flush(): void;
   /** The batch's transaction rolled back: forgets what was kept, unwritten. */
   discard(): void;
+}
+
+/** A handler that keeps rows for the batch, with what ends the batch. */
+export function batchHandler(handle: (event: RecordedEvent) => DerivedEvent[] | void, end: BatchEnd): EventHandler {
+  return Object.assign(handle, end);
 }
 
 export interface Projection {
@@ -43,10 +50,5 @@ export interface Projection {
   /** Creates or upgrades its tables (idempotent). */
   migrate(db: Database.Database): void;
   /** Prepares statements once the tables exist; returns the per-event handler. */
-  prepare(db: Database.Database): EventHandler | BatchHandler;
-}
-
-/** The handler `prepare` returned, as a BatchHandler (a plain function keeps nothing to flush). */
-export function asBatchHandler(prepared: EventHandler | BatchHandler): BatchHandler {
-  return typeof prepared === 'function' ? { handle: prepared, flush: () => undefined, discard: () => undefined } : prepared;
+  prepare(db: Database.Database): EventHandler;
 }

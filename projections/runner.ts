@@ -14,7 +14,7 @@ import type { EventStore, LogPosition, RecordedEvent, Subscription } from '../co
 import { comparePositions, positionFromString, positionToString } from '../core/event-store/port.js';
 import type { Logger } from '../core/logger.js';
 import { openPrivateSqlite } from '../core/private-files.js';
-import { asBatchHandler, type BatchHandler, type DerivedEvent, type Projection } from './projection.js';
+import type { DerivedEvent, EventHandler, Projection } from './projection.js';
 
 /**
  * Events a catch-up reads and applies in one transaction, and the most the live
@@ -62,7 +62,7 @@ function dropEverything(db: Database.Database): void {
 }
 
 export class ProjectionRunner {
-  private readonly handlers: BatchHandler[];
+  private readonly handlers: EventHandler[];
   private checkpoint: LogPosition | null;
   private subscription: Subscription | null = null;
   private buffer: RecordedEvent[] = [];
@@ -88,7 +88,7 @@ export class ProjectionRunner {
     private readonly log: Logger,
   ) {
     for (const p of projections) p.migrate(db);
-    this.handlers = projections.map((p) => asBatchHandler(p.prepare(db)));
+    this.handlers = projections.map((p) => p.prepare(db));
     const row = db.prepare('SELECT position FROM checkpoints WHERE name = ?').get(CHECKPOINT) as
       | { position: string }
       | undefined;
@@ -105,12 +105,12 @@ export class ProjectionRunner {
       const handlers = this.handlers;
       for (const e of events) {
         for (const h of handlers) {
-          const derived = h.handle(e);
+          const derived = h(e);
           if (derived) for (const d of derived) this.outbox.insert.run(d.stream, JSON.stringify(d.event));
         }
       }
       // What the projections kept in memory for the batch, written with the checkpoint that covers it.
-      for (const h of handlers) h.flush();
+      for (const h of handlers) h.flush?.();
       this.saveCheckpoint.run(CHECKPOINT, positionToString(events[events.length - 1]!.position));
     });
     this.applyBatch = (events) => {
@@ -118,7 +118,7 @@ export class ProjectionRunner {
         transaction(events);
       } catch (err) {
         // Rolled back: rows kept for the batch must not outlive it.
-        for (const h of this.handlers) h.discard();
+        for (const h of this.handlers) h.discard?.();
         throw err;
       }
     };

@@ -1,7 +1,7 @@
 /** The devices read model: registration, edits and connectivity of every device. */
 import type Database from 'better-sqlite3';
 import { BatchRows } from '../batch-rows.js';
-import type { Projection } from '../projection.js';
+import { batchHandler, type Projection } from '../projection.js';
 import { evolveDevice, type DeviceRow } from './evolve.js';
 
 const COLUMNS = [
@@ -30,8 +30,8 @@ export const devicesProjection: Projection = {
       (deviceId) => (get.get(deviceId) as DeviceRow | undefined) ?? null,
       (deviceId, row) => seen.run(row.last_seen_at, deviceId),
     );
-    return {
-      handle(e) {
+    return batchHandler(
+      (e) => {
         if (!('device_id' in e.data)) return;
         const deviceId = e.data.device_id;
         const before = rows.get(deviceId);
@@ -45,8 +45,10 @@ export const devicesProjection: Projection = {
           rows.keep(deviceId, after);
         }
       },
-      flush: () => rows.flush(),
-      discard: () => rows.discard(),
-    };
+      {
+        flush: () => rows.flush(),
+        discard: () => rows.discard(),
+      },
+    );
   },
 };

@@ -16,7 +16,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { DeviceEventRaised, PositionRecorded } from '../../core/events.js';
-import type { Projection } from '../projection.js';
+import { batchHandler, type Projection } from '../projection.js';
 import { BatchLookup } from '../batch-rows.js';
 import { deviceContextLookup } from '../speed-limit.js';
 import { isUsableFix } from '../usable-fix.js';
@@ -114,20 +114,22 @@ export const driverScoresProjection: Projection = {
       if (d.driver_id && q.firstSeen.run(d.event_id).changes === 1) q.countEvent.run(d.driver_id, dayOf(d.occurred_at), d.kind);
     };
 
-    return {
-      handle(e) {
+    return batchHandler(
+      (e) => {
         context.seen(e.type);
         if (e.type === 'PositionRecorded') onFix(e.data);
         else if (e.type === 'DeviceEventRaised') onEvent(e.data);
       },
-      flush() {
-        context.clear();
-        noFixes.clear();
+      {
+        flush() {
+          context.clear();
+          noFixes.clear();
+        },
+        discard() {
+          context.clear();
+          noFixes.clear();
+        },
       },
-      discard() {
-        context.clear();
-        noFixes.clear();
-      },
-    };
+    );
   },
 };

@@ -13,7 +13,7 @@ import type { RecordedEvent } from '../../core/event-store/port.js';
 import { BatchLookup, BatchRows } from '../batch-rows.js';
 import { raiseDeviceEvent } from '../device-events.js';
 import { isUsableFix } from '../usable-fix.js';
-import type { DerivedEvent, Projection } from '../projection.js';
+import { batchHandler, type DerivedEvent, type Projection } from '../projection.js';
 import { CustomerFences } from './customer-fences.js';
 import { compileFence } from './geofence-index.js';
 import { stepPresence, type Crossing, type Presence } from './presence.js';
@@ -128,8 +128,7 @@ export const geofencesProjection: Projection = {
           return;
       }
     };
-    return {
-      handle,
+    return batchHandler(handle, {
       flush() {
         presences.flush();
         driverOf.clear();
@@ -138,7 +137,7 @@ export const geofencesProjection: Projection = {
         presences.discard();
         driverOf.clear();
       },
-    };
+    });
   },
 };
 

@@ -1,7 +1,7 @@
 /** The latest valid position of every device. */
 import type Database from 'better-sqlite3';
 import { BatchRows } from '../batch-rows.js';
-import type { Projection } from '../projection.js';
+import { batchHandler, type Projection } from '../projection.js';
 import { evolveLatestPosition, type LatestPositionRow } from './evolve.js';
 
 export const latestPositionsProjection: Projection = {
@@ -30,15 +30,17 @@ export const latestPositionsProjection: Projection = {
       (deviceId) => (get.get(deviceId) as LatestPositionRow | undefined) ?? null,
       (_, row) => put.run(row),
     );
-    return {
-      handle(e) {
+    return batchHandler(
+      (e) => {
         if (e.type !== 'PositionRecorded') return;
         const before = rows.get(e.data.device_id);
         const after = evolveLatestPosition(before, e);
         if (after && after !== before) rows.set(e.data.device_id, after);
       },
-      flush: () => rows.flush(),
-      discard: () => rows.discard(),
-    };
+      {
+        flush: () => rows.flush(),
+        discard: () => rows.discard(),
+      },
+    );
   },
 };

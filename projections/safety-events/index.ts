@@ -6,7 +6,7 @@
  * loads and saves the per-device state, and hands back what was raised.
  */
 import type Database from 'better-sqlite3';
-import type { Projection } from '../projection.js';
+import { batchHandler, type Projection } from '../projection.js';
 import { BatchLookup } from '../batch-rows.js';
 import { deviceContextLookup } from '../speed-limit.js';
 import { detect, type DetectorEvent } from './detect.js';
@@ -26,8 +26,8 @@ export const safetyEventsProjection: Projection = {
     const states = detectorStateStore(db);
     // Driver and speed limit as the read models have them, read once per device and batch.
     const context = new BatchLookup(deviceContextLookup(db));
-    return {
-      handle(e) {
+    return batchHandler(
+      (e) => {
         context.seen(e.type);
         if (e.type !== 'PositionRecorded' && e.type !== 'AlarmReported' && e.type !== 'StatusReported' && e.type !== 'DeviceDisconnected') {
           return;
@@ -42,14 +42,16 @@ export const safetyEventsProjection: Projection = {
         states.put(deviceId, customerId, result.state);
         return result.raised;
       },
-      flush() {
-        states.flush();
-        context.clear();
+      {
+        flush() {
+          states.flush();
+          context.clear();
+        },
+        discard() {
+          states.discard();
+          context.clear();
+        },
       },
-      discard() {
-        states.discard();
-        context.clear();
-      },
-    };
+    );
   },
 };

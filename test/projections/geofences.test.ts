@@ -7,7 +7,6 @@ import { devicesProjection } from '../../projections/devices/index.js';
 import { CustomerFences } from '../../projections/geofences/customer-fences.js';
 import { GeofenceIndex, compileFence, fenceContains, geofencesProjection } from '../../projections/geofences/index.js';
 import { tenantsProjection } from '../../projections/tenants/index.js';
-import { asBatchHandler } from '../../projections/projection.js';
 import { randomGeofences, randomPoint } from '../bench/geofences.js';
 import { mulberry32 } from '../simulator/route.js';
 import { readModelDb } from '../support/read-model-db.js';
@@ -161,8 +160,8 @@ describe('geofence crossings', () => {
     apply(geofence('geo_a', DEPOT));
     apply(fix(T0, INSIDE));
     // A fresh handler over the same tables (as after a process restart) still knows the device is inside.
-    const handler = asBatchHandler(geofencesProjection.prepare(db));
-    const derived = handler.handle({
+    const handler = geofencesProjection.prepare(db);
+    const derived = handler({
       ...(fix(T0 + MIN, OUTSIDE) as DomainEvent), id: 'x', stream: 't', revision: 0n, position: { commit: 99n, prepare: 99n }, metadata: {}, created: 0,
     } as never);
     expect((derived ?? []).map((d) => d.event.data)).toMatchObject([{ kind: 'geofence.exit', fields: { dwell_s: 60 } }]);

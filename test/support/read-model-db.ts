@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import type { DomainEvent } from '../../core/events.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
 import { randomUuid } from '../../core/ids.js';
-import { asBatchHandler, type DerivedEvent, type Projection } from '../../projections/projection.js';
+import type { DerivedEvent, EventHandler, Projection } from '../../projections/projection.js';
 
 export interface ReadModelDb {
   db: Database.Database;
@@ -14,7 +14,7 @@ export interface ReadModelDb {
 export function readModelDb(projections: Projection[]): ReadModelDb {
   const db = new Database(':memory:');
   for (const p of projections) p.migrate(db);
-  const handlers = projections.map((p) => asBatchHandler(p.prepare(db)));
+  const handlers: EventHandler[] = projections.map((p) => p.prepare(db));
   let seq = 0n;
   return {
     db,
@@ -22,8 +22,8 @@ export function readModelDb(projections: Projection[]): ReadModelDb {
       seq++;
       const recorded = { ...event, id, stream: 'test', revision: seq, position: { commit: seq, prepare: seq }, metadata: {}, created: 0 } as RecordedEvent;
       const derived: DerivedEvent[] = [];
-      for (const h of handlers) derived.push(...(h.handle(recorded) ?? []));
-      for (const h of handlers) h.flush();
+      for (const h of handlers) derived.push(...(h(recorded) ?? []));
+      for (const h of handlers) h.flush?.();
       return derived;
     },
   };
