@@ -6,6 +6,11 @@
  * latest-positions keep what a row becomes in a pure `evolve` beside the handler.
  * Detectors (safety-events, geofences) also return derived events, which the runner
  * appends to the log after the commit.
+ *
+ * A projection whose rows change with nearly every fix (latest positions, a device's
+ * last_seen_at, detector state) keeps them in memory for the batch and writes each once,
+ * at the batch's end (`flush`, still inside its transaction, before the checkpoint):
+ * a batch of thousands of fixes of a few hundred devices costs a few hundred writes.
  */
 import type Database from 'better-sqlite3';
 import type { DomainEvent } from '../core/events.js';
@@ -21,8 +26,24 @@ export interface DerivedEvent {
   event: EventToAppend<DomainEvent>;
 }
 
-/** A handler returns the events it derives, if any; plain read models return nothing. */
-export type EventHandler = (event: RecordedEvent) => DerivedEvent[] | void;
+/**
+ * A handler returns the events it derives, if any; plain read models return nothing.
+ * One that keeps rows in memory during a batch (batch-rows.ts) also has `flush` and
+ * `discard` (see `batchHandler`).
+ */
+export type EventHandler = ((event: RecordedEvent) => DerivedEvent[] | void) & Partial<BatchEnd>;
+
+export interface BatchEnd {
+  /** After the batch's last event, inside its transaction: writes what was kept and forgets it. */
+  flush(): void;
+  /** The batch's transaction rolled back: forgets what was kept, unwritten. */
+  discard(): void;
+}
+
+/** A handler that keeps rows for the batch, with what ends the batch. */
+export function batchHandler(handle: (event: RecordedEvent) => DerivedEvent[] | void, end: BatchEnd): EventHandler {
+  return Object.assign(handle, end);
+}
 
 export interface Projection {
   name: string;

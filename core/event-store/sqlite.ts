@@ -95,6 +95,9 @@ export class SqliteEventStore implements EventStore {
 
   private readonly streamIndex: StreamIndex;
   private readonly readAllStatement: Database.Statement;
+  private readonly streamNameStatement: Database.Statement;
+  /** Stream id -> name, for the streams `readAll` met (ids never change once committed). */
+  private readonly streamNames = new Map<number, string>();
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     if (path === ':memory:') throw new Error('the SQLite event store needs a file: its writer thread opens its own connection');
@@ -103,10 +106,14 @@ export class SqliteEventStore implements EventStore {
     this.clock = options.clock ?? systemClock;
     this.committed.setMaxListeners(0);
     this.streamIndex = new StreamIndex(this.db);
-    this.readAllStatement = this.db.prepare(
-      `SELECT e.*, s.name AS stream FROM events e JOIN streams s ON s.id = e.stream_id
-       WHERE e.position > ? ORDER BY e.position ASC LIMIT ?`,
-    );
+    // Rows as arrays (no object per row) and no join: a stream's name is looked up once (streamName).
+    this.readAllStatement = this.db
+      .prepare(
+        `SELECT position, event_id, stream_id, revision, type, data, metadata, created FROM events
+         WHERE position > ? ORDER BY position ASC LIMIT ?`,
+      )
+      .raw(true);
+    this.streamNameStatement = this.db.prepare('SELECT name FROM streams WHERE id = ?').pluck();
     const settings: WriterSettings = {
       path,
       synchronous: options.synchronous ?? 'FULL',
@@ -212,7 +219,32 @@ export class SqliteEventStore implements EventStore {
   }
 
   private readAllSync(afterPosition: number, maxCount: number): RecordedEvent[] {
-    return (this.readAllStatement.all(afterPosition, maxCount) as Array<EventRow & { stream: string }>).map(toRecorded);
+    const rows = this.readAllStatement.all(afterPosition, maxCount) as RawEventRow[];
+    const events = new Array<RecordedEvent>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      const p = BigInt(r[0]);
+      events[i] = {
+        id: r[1],
+        stream: this.streamName(r[2]),
+        revision: BigInt(r[3]),
+        position: { commit: p, prepare: p },
+        type: r[4],
+        data: JSON.parse(r[5]) as unknown,
+        metadata: parseMetadata(r[6]),
+        created: r[7],
+      } as RecordedEvent<DomainEvent>;
+    }
+    return events;
+  }
+
+  private streamName(id: number): string {
+    let name = this.streamNames.get(id);
+    if (name === undefined) {
+      name = this.streamNameStatement.get(id) as string;
+      this.streamNames.set(id, name);
+    }
+    return name;
   }
 
   subscribeToAll(options: { after?: LogPosition } = {}): Subscription {
@@ -283,6 +315,14 @@ export class SqliteEventStore implements EventStore {
     }
     this.db.close();
   }
+}
+
+/** position, event_id, stream_id, revision, type, data, metadata, created */
+type RawEventRow = [number, string, number, number, string, string, string, number];
+
+/** Most events carry no metadata: '{}' needs no parser. */
+function parseMetadata(text: string): Record<string, unknown> {
+  return text === '{}' ? {} : (JSON.parse(text) as Record<string, unknown>);
 }
 
 function toRecorded(row: EventRow & { stream: string }): RecordedEvent {

@@ -1,6 +1,7 @@
 /** The devices read model: registration, edits and connectivity of every device. */
 import type Database from 'better-sqlite3';
-import type { Projection } from '../projection.js';
+import { BatchRows } from '../batch-rows.js';
+import { batchHandler, type Projection } from '../projection.js';
 import { evolveDevice, type DeviceRow } from './evolve.js';
 
 const COLUMNS = [
@@ -23,11 +24,31 @@ export const devicesProjection: Projection = {
     const put = db.prepare(
       `INSERT OR REPLACE INTO devices (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})`,
     );
-    return (e) => {
-      if (!('device_id' in e.data)) return;
-      const before = (get.get(e.data.device_id) as DeviceRow | undefined) ?? null;
-      const after = evolveDevice(before, e);
-      if (after && after !== before) put.run(after);
-    };
+    // Rows left to write at the batch's end differ from the table in last_seen_at only (see below).
+    const seen = db.prepare('UPDATE devices SET last_seen_at = ? WHERE device_id = ?');
+    const rows = new BatchRows<string, DeviceRow>(
+      (deviceId) => (get.get(deviceId) as DeviceRow | undefined) ?? null,
+      (deviceId, row) => seen.run(row.last_seen_at, deviceId),
+    );
+    return batchHandler(
+      (e) => {
+        if (!('device_id' in e.data)) return;
+        const deviceId = e.data.device_id;
+        const before = rows.get(deviceId);
+        const after = evolveDevice(before, e);
+        if (!after || after === before) return;
+        // A report only moves last_seen_at, which no other projection reads: written at the batch's end.
+        // Anything else (driver, speed limit, status) is written at once, for the projections after this one.
+        if (e.type === 'PositionRecorded' || e.type === 'StatusReported' || e.type === 'AlarmReported') rows.set(deviceId, after);
+        else {
+          put.run(after);
+          rows.keep(deviceId, after);
+        }
+      },
+      {
+        flush: () => rows.flush(),
+        discard: () => rows.discard(),
+      },
+    );
   },
 };

@@ -16,8 +16,9 @@
  */
 import type Database from 'better-sqlite3';
 import type { DeviceEventRaised, PositionRecorded } from '../../core/events.js';
-import type { Projection } from '../projection.js';
-import { speedLimitLookup } from '../speed-limit.js';
+import { batchHandler, type Projection } from '../projection.js';
+import { BatchLookup } from '../batch-rows.js';
+import { deviceContextLookup } from '../speed-limit.js';
 import { isUsableFix } from '../usable-fix.js';
 import { dayOf } from './days.js';
 import { stretch, type Contribution, type ScoreFix } from './segment.js';
@@ -49,13 +50,13 @@ export const driverScoresProjection: Projection = {
   prepare(db: Database.Database) {
     const q = {
       at: db.prepare('SELECT 1 FROM score_fixes WHERE device_id = ? AND t = ?').pluck(),
+      any: db.prepare('SELECT 1 FROM score_fixes WHERE device_id = ? LIMIT 1').pluck(),
       prev: db.prepare('SELECT * FROM score_fixes WHERE device_id = ? AND t < ? ORDER BY t DESC LIMIT 1'),
       next: db.prepare('SELECT * FROM score_fixes WHERE device_id = ? AND t > ? ORDER BY t ASC LIMIT 1'),
       insert: db.prepare(
         'INSERT INTO score_fixes (device_id, t, lat, lng, speed_kmh, driver_id, limit_kmh) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       prune: db.prepare('DELETE FROM score_fixes WHERE device_id = ? AND t < ?'),
-      driverOf: db.prepare('SELECT driver_id FROM devices WHERE device_id = ?').pluck(),
       addDay: db.prepare(
         `INSERT INTO driver_days (driver_id, day, customer_id, distance_m, driving_ms, overspeed_ms) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT(driver_id, day) DO UPDATE SET distance_m = distance_m + excluded.distance_m,
@@ -69,7 +70,10 @@ export const driverScoresProjection: Projection = {
          ON CONFLICT(driver_id, day, kind) DO UPDATE SET count = count + 1`,
       ),
     };
-    const limitOf = speedLimitLookup(db);
+    // Driver and speed limit of a device, read once per batch (forgotten when an event may change them).
+    const context = new BatchLookup(deviceContextLookup(db));
+    // Devices with no stored fix, as far as this batch knows (a driverless vehicle stores none).
+    const noFixes = new BatchLookup((deviceId) => q.any.get(deviceId) === undefined);
 
     const add = (customerId: string, fix: StoredFix, c: Contribution, sign: 1 | -1) => {
       q.addDay.run(fix.driver_id, dayOf(fix.t), customerId, sign * c.distance_m, sign * c.driving_ms, sign * c.overspeed_ms);
@@ -78,6 +82,8 @@ export const driverScoresProjection: Projection = {
     const onFix = (d: PositionRecorded['data']) => {
       // A future-dated fix would become every later fix's "next" and open a day years ahead.
       if (!isUsableFix(d)) return;
+      // Nobody drives it and it has no fixes to splice into: nothing to score (the common case of a fleet without drivers).
+      if (context.get(d.device_id).driverId === null && noFixes.get(d.device_id)) return;
       // Two fixes with the same time: the first one stands.
       if (q.at.get(d.device_id, d.fix_time)) return;
       const prev = (q.prev.get(d.device_id, d.fix_time) as StoredFix | undefined) ?? null;
@@ -90,13 +96,13 @@ export const driverScoresProjection: Projection = {
         driverId = near.driver_id;
         limit = near.limit_kmh;
       } else {
-        driverId = (q.driverOf.get(d.device_id) as string | null | undefined) ?? null;
+        ({ driverId, limitKmh: limit } = context.get(d.device_id));
         // A vehicle nobody drives scores nothing; its fixes are not kept.
         if (!driverId) return;
-        limit = limitOf(d.device_id);
       }
       const fix: StoredFix = { t: d.fix_time, lat: d.lat, lng: d.lng, speed_kmh: d.speed_kmh, driver_id: driverId, limit_kmh: limit };
       q.insert.run(d.device_id, fix.t, fix.lat, fix.lng, fix.speed_kmh, fix.driver_id, fix.limit_kmh);
+      noFixes.forget(d.device_id);
       if (prev && next) add(d.customer_id, next, stretch(prev, next, next.limit_kmh), -1);
       if (prev) add(d.customer_id, fix, stretch(prev, fix, fix.limit_kmh), 1);
       if (next) add(d.customer_id, next, stretch(fix, next, next.limit_kmh), 1);
@@ -108,9 +114,22 @@ export const driverScoresProjection: Projection = {
       if (d.driver_id && q.firstSeen.run(d.event_id).changes === 1) q.countEvent.run(d.driver_id, dayOf(d.occurred_at), d.kind);
     };
 
-    return (e) => {
-      if (e.type === 'PositionRecorded') onFix(e.data);
-      else if (e.type === 'DeviceEventRaised') onEvent(e.data);
-    };
+    return batchHandler(
+      (e) => {
+        context.seen(e.type);
+        if (e.type === 'PositionRecorded') onFix(e.data);
+        else if (e.type === 'DeviceEventRaised') onEvent(e.data);
+      },
+      {
+        flush() {
+          context.clear();
+          noFixes.clear();
+        },
+        discard() {
+          context.clear();
+          noFixes.clear();
+        },
+      },
+    );
   },
 };

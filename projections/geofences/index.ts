@@ -10,9 +10,10 @@
 import type Database from 'better-sqlite3';
 import type { GeofenceCreated, PositionRecorded } from '../../core/events.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
+import { BatchLookup, BatchRows } from '../batch-rows.js';
 import { raiseDeviceEvent } from '../device-events.js';
 import { isUsableFix } from '../usable-fix.js';
-import type { DerivedEvent, Projection } from '../projection.js';
+import { batchHandler, type DerivedEvent, type Projection } from '../projection.js';
 import { CustomerFences } from './customer-fences.js';
 import { compileFence } from './geofence-index.js';
 import { stepPresence, type Crossing, type Presence } from './presence.js';
@@ -73,21 +74,32 @@ export const geofencesProjection: Projection = {
       return set;
     };
 
+    // A device's presence, read once per batch and written once at its end.
+    const presences = new BatchRows<string, { customerId: string; presence: Presence }>(
+      (deviceId) => {
+        const row = q.presence.get(deviceId) as { last_fix_time: number; inside: string } | undefined;
+        // The stored row keeps its customer (the upsert does not change it).
+        return row ? { customerId: '', presence: { last_fix_time: row.last_fix_time, inside: JSON.parse(row.inside) as Presence['inside'] } } : null;
+      },
+      (deviceId, { customerId, presence }) => q.putPresence.run(deviceId, customerId, presence.last_fix_time, JSON.stringify(presence.inside)),
+    );
+    const driverOf = new BatchLookup((deviceId) => (q.driverOf.get(deviceId) as string | null | undefined) ?? null);
+
     const onFix = (e: RecordedEvent<PositionRecorded>): DerivedEvent[] | void => {
       const d = e.data;
       if (!isUsableFix(d)) return;
-      const row = q.presence.get(d.device_id) as { last_fix_time: number; inside: string } | undefined;
-      const before: Presence | null = row ? { last_fix_time: row.last_fix_time, inside: JSON.parse(row.inside) as Presence['inside'] } : null;
+      const before = presences.get(d.device_id)?.presence ?? null;
       const fences = fencesOf(d.customer_id);
       const step = stepPresence(before, d.fix_time, () => fences.containing(d.lat, d.lng), (id) => fences.get(id) !== undefined);
       if (!step) return;
-      q.putPresence.run(d.device_id, d.customer_id, step.presence.last_fix_time, JSON.stringify(step.presence.inside));
+      presences.set(d.device_id, { customerId: d.customer_id, presence: step.presence });
       if (step.crossings.length === 0) return;
-      const driverId = (q.driverOf.get(d.device_id) as string | null | undefined) ?? null;
+      const driverId = driverOf.get(d.device_id);
       return step.crossings.map((c) => crossingEvent(e, c, fences.get(c.geofence_id)!.name, driverId, before?.inside[c.geofence_id]));
     };
 
-    return (e) => {
+    const handle = (e: RecordedEvent): DerivedEvent[] | void => {
+      driverOf.seen(e.type);
       switch (e.type) {
         case 'GeofenceCreated': {
           const g = e.data;
@@ -116,6 +128,16 @@ export const geofencesProjection: Projection = {
           return;
       }
     };
+    return batchHandler(handle, {
+      flush() {
+        presences.flush();
+        driverOf.clear();
+      },
+      discard() {
+        presences.discard();
+        driverOf.clear();
+      },
+    });
   },
 };
 

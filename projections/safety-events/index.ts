@@ -6,8 +6,9 @@
  * loads and saves the per-device state, and hands back what was raised.
  */
 import type Database from 'better-sqlite3';
-import type { Projection } from '../projection.js';
-import { speedLimitLookup } from '../speed-limit.js';
+import { batchHandler, type Projection } from '../projection.js';
+import { BatchLookup } from '../batch-rows.js';
+import { deviceContextLookup } from '../speed-limit.js';
 import { detect, type DetectorEvent } from './detect.js';
 import { initialState } from './state.js';
 import { detectorStateStore, migrateDetectorState } from './store.js';
@@ -23,23 +24,34 @@ export const safetyEventsProjection: Projection = {
   },
   prepare(db: Database.Database) {
     const states = detectorStateStore(db);
-    const limitOf = speedLimitLookup(db);
-    const driverOf = db.prepare('SELECT driver_id FROM devices WHERE device_id = ?').pluck();
-    return (e) => {
-      if (e.type !== 'PositionRecorded' && e.type !== 'AlarmReported' && e.type !== 'StatusReported' && e.type !== 'DeviceDisconnected') {
-        return;
-      }
-      const { device_id: deviceId, customer_id: customerId } = e.data;
-      const before = states.get(deviceId);
-      // Status reports and disconnects only matter to a device the detector already follows.
-      if (!before && (e.type === 'StatusReported' || e.type === 'DeviceDisconnected')) return;
-      const env = {
-        driverId: (driverOf.get(deviceId) as string | null | undefined) ?? null,
-        limitKmh: e.type === 'PositionRecorded' || e.type === 'AlarmReported' ? limitOf(deviceId) : null,
-      };
-      const result = detect(before ?? initialState(), e as DetectorEvent, env);
-      states.put(deviceId, customerId, result.state);
-      return result.raised;
-    };
+    // Driver and speed limit as the read models have them, read once per device and batch.
+    const context = new BatchLookup(deviceContextLookup(db));
+    return batchHandler(
+      (e) => {
+        context.seen(e.type);
+        if (e.type !== 'PositionRecorded' && e.type !== 'AlarmReported' && e.type !== 'StatusReported' && e.type !== 'DeviceDisconnected') {
+          return;
+        }
+        const { device_id: deviceId, customer_id: customerId } = e.data;
+        const before = states.get(deviceId);
+        // Status reports and disconnects only matter to a device the detector already follows.
+        if (!before && (e.type === 'StatusReported' || e.type === 'DeviceDisconnected')) return;
+        const { driverId, limitKmh } = context.get(deviceId);
+        const env = { driverId, limitKmh: e.type === 'PositionRecorded' || e.type === 'AlarmReported' ? limitKmh : null };
+        const result = detect(before ?? initialState(), e as DetectorEvent, env);
+        states.put(deviceId, customerId, result.state);
+        return result.raised;
+      },
+      {
+        flush() {
+          states.flush();
+          context.clear();
+        },
+        discard() {
+          states.discard();
+          context.clear();
+        },
+      },
+    );
   },
 };

@@ -47,7 +47,8 @@ export interface IngestFigure {
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 /** CPU seconds (user + system) and peak RSS of a process, from /proc (Linux). */
-function procUsage(pid: number): { cpuS: number; peakRssMb: number } {
+/** CPU seconds (user + system, every thread) and peak RSS of a process so far. */
+export function procUsage(pid: number): { cpuS: number; peakRssMb: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const hwmKb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);

@@ -7,7 +7,7 @@ import type { DerivedEvent, EventHandler, Projection } from '../../projections/p
 
 export interface ReadModelDb {
   db: Database.Database;
-  /** Applies one event to every projection in order; returns what they derived. */
+  /** Applies one event to every projection in order, as a batch of its own; returns what they derived. */
   apply(event: DomainEvent, id?: string): DerivedEvent[];
 }
 
@@ -23,6 +23,7 @@ export function readModelDb(projections: Projection[]): ReadModelDb {
       const recorded = { ...event, id, stream: 'test', revision: seq, position: { commit: seq, prepare: seq }, metadata: {}, created: 0 } as RecordedEvent;
       const derived: DerivedEvent[] = [];
       for (const h of handlers) derived.push(...(h(recorded) ?? []));
+      for (const h of handlers) h.flush?.();
       return derived;
     },
   };

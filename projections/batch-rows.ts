@@ -1,0 +1,92 @@
+/**
+ * Rows a projection reads and rewrites many times in one batch (a device's
+ * latest position, its detector state), kept in memory for the batch: each is
+ * read from its table once, and written once, at the batch's end (`flush`,
+ * inside the runner's transaction, before the checkpoint moves). Nothing is
+ * kept from one batch to the next, so what the tables hold between batches
+ * is the whole truth, and a rolled back batch leaves nothing behind
+ * (`discard`).
+ */
+export class BatchRows<K, V> {
+  private readonly rows = new Map<K, V | null>();
+  private readonly dirty = new Set<K>();
+
+  constructor(
+    private readonly load: (key: K) => V | null,
+    private readonly save: (key: K, value: V) => void,
+  ) {}
+
+  /** The row as the batch has it so far (null: none). */
+  get(key: K): V | null {
+    const kept = this.rows.get(key);
+    if (kept !== undefined) return kept;
+    const loaded = this.load(key);
+    this.rows.set(key, loaded);
+    return loaded;
+  }
+
+  /** The row's new value, written at the batch's end. */
+  set(key: K, value: V): void {
+    this.rows.set(key, value);
+    this.dirty.add(key);
+  }
+
+  /** The row's new value, which the caller has just written itself: nothing left to write. */
+  keep(key: K, value: V): void {
+    this.rows.set(key, value);
+    this.dirty.delete(key);
+  }
+
+  flush(): void {
+    for (const key of this.dirty) this.save(key, this.rows.get(key)!);
+    this.discard();
+  }
+
+  discard(): void {
+    this.rows.clear();
+    this.dirty.clear();
+  }
+}
+
+/**
+ * A per-device lookup of the devices and customers read models (driver, speed
+ * limit), remembered for the batch. Only the high-volume telemetry events
+ * below are known to change neither table's driver or limit: any other event
+ * forgets what was remembered (`seen`), so a DeviceUpdated in the middle of a
+ * batch is seen by the very next fix, as before.
+ */
+const KEEPS_DEVICE_LOOKUPS: ReadonlySet<string> = new Set([
+  'PositionRecorded',
+  'AlarmReported',
+  'StatusReported',
+  'DeviceConnected',
+  'DeviceDisconnected',
+  'DeviceEventRaised',
+]);
+
+export class BatchLookup<V> {
+  private readonly memo = new Map<string, V>();
+
+  constructor(private readonly lookup: (deviceId: string) => V) {}
+
+  get(deviceId: string): V {
+    if (this.memo.has(deviceId)) return this.memo.get(deviceId)!;
+    const value = this.lookup(deviceId);
+    this.memo.set(deviceId, value);
+    return value;
+  }
+
+  /** Called with every event before the lookup is used for it. */
+  seen(type: string): void {
+    if (this.memo.size > 0 && !KEEPS_DEVICE_LOOKUPS.has(type)) this.memo.clear();
+  }
+
+  /** Forgets one device's value (its table changed). */
+  forget(deviceId: string): void {
+    this.memo.delete(deviceId);
+  }
+
+  clear(): void {
+    this.memo.clear();
+  }
+}
