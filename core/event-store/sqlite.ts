@@ -103,6 +103,9 @@ export class SqliteEventStore implements EventStore {
     if (path === ':memory:') throw new Error('the SQLite event store needs a file: its writer thread opens its own connection');
     // Creates the file and table before the writer opens it.
     this.db = openLog(path, options);
+    // This connection only reads (the writer thread has the large cache appends need): following the
+    // log reads each page once, and every thread that opens the store has a connection like it.
+    this.db.pragma('cache_size = -8192');
     this.clock = options.clock ?? systemClock;
     this.committed.setMaxListeners(0);
     this.streamIndex = new StreamIndex(this.db);
