@@ -218,10 +218,10 @@ async function ensureDemoCustomer(config: Config, store: EventStore): Promise<De
 /** The banner's panel line: the demo login's password on the start that created it, else where it is kept. */
 function panelLine(port: number, demo: (DemoCustomer & { file: string; createdNow: boolean }) | null): string {
   const url = `http://localhost:${port}/`;
-  if (!demo) return `  Panel: ${url}`;
+  if (!demo) return `  Panel:       ${url}`;
   return demo.createdNow
-    ? `  Panel: ${url}  (log in as ${demo.email} / ${demo.password})`
-    : `  Panel: ${url}  (log in as ${demo.email}; the password is kept in ${demo.file})`;
+    ? `  Panel:       ${url}  (log in as ${demo.email} / ${demo.password})`
+    : `  Panel:       ${url}  (log in as ${demo.email}; the password is kept in ${demo.file})`;
 }
 
 async function commandStart(values: { roles?: string | undefined }): Promise<void> {

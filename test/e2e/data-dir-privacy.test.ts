@@ -34,7 +34,7 @@ describe('data directory', () => {
     const key = demo.api_key;
     expect(first).toContain(`Bearer ${key}`);
     expect(demo.email).toBe('demo@fleet.local');
-    expect(first).toContain(`  Panel: http://localhost:${env.FLEET_HTTP_PORT}/  (log in as demo@fleet.local / ${demo.password})\n`);
+    expect(first).toContain(`  Panel:       http://localhost:${env.FLEET_HTTP_PORT}/  (log in as demo@fleet.local / ${demo.password})\n`);
 
     expect(mode(dataDir)).toBe(0o700);
     expect(mode(join(parent, 'nested'))).toBe(0o700);
@@ -52,7 +52,7 @@ describe('data directory', () => {
     running = null;
     expect(second).not.toContain(key);
     expect(second).not.toContain(demo.password);
-    expect(second).toContain(`  Panel: http://localhost:${env.FLEET_HTTP_PORT}/  (log in as demo@fleet.local; the password is kept in ${join(dataDir, 'demo-customer.json')})`);
+    expect(second).toContain(`  Panel:       http://localhost:${env.FLEET_HTTP_PORT}/  (log in as demo@fleet.local; the password is kept in ${join(dataDir, 'demo-customer.json')})`);
     expect(readFileSync(`${dataDir}.key`, 'utf8')).toBe(sealingKey);
   }, 120_000);
 
