@@ -235,7 +235,8 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<void> {
   const dataDir = join(dir, 'data');
   // FLEET_BENCH_NODE_ARGS: node flags for the platform process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const { env, ports } = await platformEnv(dataDir);
+  // Every simulated device connects from 127.0.0.1: the per-address cap (1000 by default) would turn the rest away.
+  const { env, ports } = await platformEnv(dataDir, { FLEET_MAX_CONNECTIONS_PER_ADDRESS: '100000' });
   const receiver = await startReceiver();
   let platform: PlatformProcess | null = null;
   try {
