@@ -4,6 +4,8 @@
  * state-changing request, and problem+json answers turned into ApiProblem
  * (its `message` is what the user sees).
  */
+import { EVENT_KINDS as ALL_EVENT_KINDS } from '../../core/alarms.js';
+import { ALL_SCOPES } from '../../core/events.js';
 
 export interface Page<T> {
   data: T[];
@@ -227,38 +229,12 @@ export interface TestResult {
   response_body_start: string;
 }
 
-export const SCOPES = [
-  'devices:read',
-  'devices:write',
-  'positions:read',
-  'events:read',
-  'geofences:read',
-  'geofences:write',
-  'drivers:read',
-  'drivers:write',
-  'webhooks:read',
-  'webhooks:write',
-  'api_keys:manage',
-] as const;
-
+/** The API's scopes (read only: every `:read` one). The vocabulary has one home, core/, shared with the server. */
+export const SCOPES = ALL_SCOPES;
 export const READ_SCOPES = SCOPES.filter((s) => s.endsWith(':read'));
 
-export const EVENT_KINDS = [
-  'geofence.enter',
-  'geofence.exit',
-  'event.harsh_brake',
-  'event.acceleration',
-  'event.curve',
-  'event.overspeed',
-  'event.sos',
-  'event.ignition_on',
-  'event.ignition_off',
-  'alarm.dsm.fatigue',
-  'alarm.dsm.phone',
-  'alarm.adas.collision',
-  'alarm.adas.lane_departure',
-  'alarm.bsd',
-] as const;
-
-export const WEBHOOK_KINDS = ['position.updated', 'device.online', 'device.offline', ...EVENT_KINDS] as const;
+/** Every kind a webhook can subscribe to, and the kinds GET /v1/events lists (all but fixes and online/offline). */
+export const WEBHOOK_KINDS = ALL_EVENT_KINDS;
+const NOT_EVENTS: ReadonlySet<string> = new Set(['position.updated', 'device.online', 'device.offline']);
+export const EVENT_KINDS = ALL_EVENT_KINDS.filter((k) => !NOT_EVENTS.has(k));
 export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;
