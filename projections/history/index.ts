@@ -53,23 +53,14 @@ export function historyProjection(encodeItem: HistoryItemEncoder): Projection {
 }
 
 /** A row of the layout before this one: a rowid table of the fix's columns, indexed by device and time. */
-interface ColumnRow {
+type ColumnRow = Omit<HistoryFix, 'valid' | 'ignition'> & {
   rowid: number;
   event_id: string;
-  device_id: string;
   customer_id: string;
-  fix_time: number;
-  received_at: number;
+  /** SQLite booleans: 0 or 1 (ignition also null). */
   valid: number;
-  lat: number;
-  lng: number;
-  speed_kmh: number | null;
-  heading_deg: number | null;
-  altitude_m: number | null;
-  satellites: number | null;
   ignition: number | null;
-  odometer_m: number | null;
-}
+};
 
 /**
  * Read models built before this layout hold every fix's fields in columns:

@@ -312,13 +312,8 @@ export class WebhookDispatcher {
         earliest = Math.min(earliest, head.waitUntil);
         continue;
       }
-      if (!take(lane.bucket, bucketLimits(lane.perS), now).allowed) {
-        lane.dirty = true;
-        break;
-      }
-      const row = head.due;
-      this.inFlight.add(row.delivery_id);
-      this.busyLanes.set(key, row.delivery_id);
+      const row = this.claim(lane, head.due, now);
+      if (!row) break;
       started += 1;
       void lane.queue.add(() => this.attempt(row));
     }
@@ -404,11 +399,15 @@ export class WebhookDispatcher {
     const now = this.o.clock.now();
     const head = this.laneHead(done, now, done.seq);
     if (!head || !('due' in head)) return null;
+    return this.claim(lane, head.due, now);
+  }
+
+  /** Takes a token of the customer for `row` and marks it in flight, holding its lane; null (customer left dirty) without a token. */
+  private claim(lane: CustomerLane, row: DueRow, now: number): DueRow | null {
     if (!take(lane.bucket, bucketLimits(lane.perS), now).allowed) {
       lane.dirty = true;
       return null;
     }
-    const row = head.due;
     this.inFlight.add(row.delivery_id);
     this.busyLanes.set(laneKey(row.webhook_id, row.device_id), row.delivery_id);
     return row;
