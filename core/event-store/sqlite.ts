@@ -62,6 +62,13 @@ const FOLLOW_BATCH = 1000;
 
 /** How often a subscriber looks for events appended by another process on the same file. */
 const POLL_MS = 200;
+/**
+ * Commits are told to the other threads at most once per this many ms: a busy gateway
+ * commits every millisecond or two, and each post wakes every follower thread for a read
+ * and a read-model commit of a few events. Spaced, the followers read and commit in
+ * batches, and the gateway thread posts a hundred times a second rather than a thousand.
+ */
+const NEARBY_NOTICE_SPACING_MS = 10;
 
 /**
  * The writer's entry point. Compiled, it sits next to this module; when this module runs
@@ -91,6 +98,8 @@ export class SqliteEventStore implements EventStore {
   private readonly committed = new EventEmitter();
   /** Commits of this file's stores in the other threads of this process (a channel never hears its own posts). */
   private readonly commitsNearby: BroadcastChannel;
+  private lastNearbyNotice = 0;
+  private nearbyNoticeTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
   private readonly streamIndex: StreamIndex;
@@ -192,10 +201,24 @@ export class SqliteEventStore implements EventStore {
         }
       });
       this.committed.emit('commit');
-      this.commitsNearby.postMessage(null);
+      this.noticeNearby();
     }
     if (this.inFlight.length === 0) this.writer.unref();
     this.committed.emit('settled');
+  }
+
+  /** Tells the other threads of a commit now, or at the end of the current spacing window (one notice covers every commit before it). */
+  private noticeNearby(): void {
+    if (this.nearbyNoticeTimer) return;
+    const wait = this.lastNearbyNotice + NEARBY_NOTICE_SPACING_MS - performance.now();
+    if (wait <= 0) return this.postNearbyNotice();
+    this.nearbyNoticeTimer = setTimeout(() => this.postNearbyNotice(), wait);
+  }
+
+  private postNearbyNotice(): void {
+    this.nearbyNoticeTimer = null;
+    this.lastNearbyNotice = performance.now();
+    this.commitsNearby.postMessage(null);
   }
 
   /** The writer is gone: nothing in flight or pending can be made durable any more. */
@@ -307,6 +330,10 @@ export class SqliteEventStore implements EventStore {
       await new Promise<void>((resolve) => this.committed.once('settled', resolve));
     }
     this.closed = true;
+    if (this.nearbyNoticeTimer) {
+      clearTimeout(this.nearbyNoticeTimer);
+      this.postNearbyNotice();
+    }
     this.commitsNearby.close();
     this.committed.emit('commit');
     if (!this.writerFailure) {

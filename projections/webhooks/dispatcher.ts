@@ -48,6 +48,8 @@ const FLUSH_MS = 10;
 const MAX_IN_FLIGHT_TOTAL = 4096;
 /** Rows of a lane read per page past its head: the non-holding failures it may pass over. */
 const LANE_HEAD_ROWS = 16;
+/** Rows of a lane a delivery chain reads at once (after a success it goes on with the next). */
+const READ_AHEAD_ROWS = 8;
 /** How often a customer's whole set of lanes is read again (redeliveries, endpoints enabled again). */
 const LANE_REDISCOVERY_MS = 5_000;
 /** A pending delivery with fewer failed attempts than this holds back the later ones of its lane (about 35 minutes of outage). */
@@ -97,6 +99,8 @@ interface DueRow {
   endpoint: SendableEndpoint;
 }
 
+type PendingRow = Omit<DueRow, 'endpoint'>;
+
 export interface Outcome {
   row: DueRow;
   attempt: number;
@@ -138,6 +142,8 @@ export class WebhookDispatcher {
   private readonly busyLanes = new Map<string, string>();
   private readonly outcomes: Outcome[] = [];
   private readonly openedSecrets = new Map<string, string>();
+  /** Endpoints whose `failing_since` is set (this dispatcher is the only one that sets it); a success clears it. */
+  private readonly failingEndpoints: Set<string>;
   private readonly q;
   /** Each customer's connection pools (kept while the dispatcher runs: idle sockets close by themselves). */
   private readonly agents = new Map<string, WebhookAgents>();
@@ -179,12 +185,14 @@ export class WebhookDispatcher {
         `UPDATE wh_deliveries SET attempts = ?, state = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_error = ?,
            last_latency_ms = ? WHERE delivery_id = ?`,
       ),
-      // Only an endpoint that was failing is written: a success is no write of its own on the delivery path.
+      // Only an endpoint that was failing is written (failingEndpoints): a success is no write of its own on the delivery path.
+      failingNow: db.prepare('SELECT webhook_id FROM wh_endpoints WHERE failing_since IS NOT NULL').pluck(),
       healthy: db.prepare('UPDATE wh_endpoints SET failing_since = NULL WHERE webhook_id = ? AND failing_since IS NOT NULL'),
       failing: db.prepare('UPDATE wh_endpoints SET failing_since = coalesce(failing_since, ?) WHERE webhook_id = ? RETURNING failing_since, enabled').pluck(false),
       prune: db.prepare('DELETE FROM wh_deliveries WHERE next_attempt_at IS NULL AND created_at < ? RETURNING delivery_id').pluck(),
       pruneAttempts: db.prepare('DELETE FROM wh_attempts WHERE delivery_id = ?'),
     };
+    this.failingEndpoints = new Set(this.q.failingNow.all() as string[]);
   }
 
   start(): void {
@@ -334,7 +342,7 @@ export class WebhookDispatcher {
     let after = from;
     let waitUntil = Number.POSITIVE_INFINITY;
     for (let page = 1; ; page = LANE_HEAD_ROWS) {
-      const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after, page) as Array<Omit<DueRow, 'endpoint'>>;
+      const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after, page) as PendingRow[];
       if (rows.length === 0) return after === from ? null : { waitUntil };
       const head = laneHeadOf(rows, now);
       if ('due' in head) return { due: { ...head.due, endpoint } };
@@ -344,11 +352,16 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Sends `first`, and after each success the lane's next due delivery, in this one slot of the customer's queue. */
+  /**
+   * Sends `first`, and after each success the lane's next due delivery, in this one slot of the
+   * customer's queue. The lane's following rows are read a few at a time (`ahead`), not one query
+   * per delivery: while this chain runs the lane is busy, so nothing else sends them meanwhile.
+   */
   private async attempt(first: DueRow): Promise<void> {
+    const ahead: PendingRow[] = [];
     for (let row: DueRow | null = first; row; ) {
       const ok = await this.attemptOne(row);
-      row = ok ? this.nextInLane(row) : null;
+      row = ok ? this.nextInLane(row, ahead) : null;
     }
   }
 
@@ -393,13 +406,37 @@ export class WebhookDispatcher {
    * waiting for the outcome's commit (a kill -9 meanwhile sends both again: at least once).
    * Null when the lane has nothing due, the customer has no token, or delivery stops.
    */
-  private nextInLane(done: DueRow): DueRow | null {
+  private nextInLane(done: DueRow, ahead: PendingRow[]): DueRow | null {
     const lane = this.customers.get(done.customer_id);
     if (this.stopped || !lane) return null;
+    // An endpoint disabled or changed meanwhile: the cache has its current state.
+    const endpoint = this.o.endpoints.get(done.webhook_id);
+    if (!endpoint?.enabled) return null;
     const now = this.o.clock.now();
-    const head = this.laneHead(done, now, done.seq);
-    if (!head || !('due' in head)) return null;
-    return this.claim(lane, head.due, now);
+    // Out of tokens (a customer at its plan's rate): the chain ends without reading what it could not send.
+    if (availableTokens(lane.bucket, bucketLimits(lane.perS), now) < 1 - 1e-9) {
+      lane.dirty = true;
+      return null;
+    }
+    if (ahead.length === 0) this.readAhead(done, now, ahead);
+    const next = ahead[0];
+    if (!next) return null;
+    const row = this.claim(lane, { ...next, endpoint }, now);
+    if (row) ahead.shift();
+    return row;
+  }
+
+  /**
+   * The lane's rows after `done` that can go now, in order, as laneHeadOf decides: due rows
+   * are taken, passed-over failures skipped, and a held row (or the end of a page) stops.
+   * A row due now stays due (only its own attempt changes it), so these may be sent later in the chain.
+   */
+  private readAhead(done: DueRow, now: number, ahead: PendingRow[]): void {
+    const rows = this.q.laneHead.all(done.webhook_id, done.device_id, done.seq, READ_AHEAD_ROWS) as PendingRow[];
+    for (const r of rows) {
+      if (r.next_attempt_at <= now) ahead.push(r);
+      else if (r.attempts < LANE_HOLDING_ATTEMPTS) return;
+    }
   }
 
   /** Takes a token of the customer for `row` and marks it in flight, holding its lane; null (customer left dirty) without a token. */
@@ -445,7 +482,7 @@ export class WebhookDispatcher {
         let state = 'delivered';
         let next: number | null = null;
         if (result.ok) {
-          this.q.healthy.run(row.webhook_id);
+          if (this.failingEndpoints.delete(row.webhook_id)) this.q.healthy.run(row.webhook_id);
         } else if (result.status === 410) {
           state = 'failed';
           disable.push({ row, reason: 'gone', detail: 'The receiver answered 410 Gone.' });
@@ -454,6 +491,7 @@ export class WebhookDispatcher {
           const delay = nextAttemptDelayMs(o.attempt, this.random, retryAfter);
           state = delay === null ? 'failed' : 'pending';
           next = delay === null ? null : o.at + delay;
+          this.failingEndpoints.add(row.webhook_id);
           const health = this.q.failing.get(o.at, row.webhook_id) as { failing_since: number; enabled: number } | undefined;
           if (health && health.enabled && o.at - health.failing_since >= FAILING_DISABLE_MS) {
             disable.push({ row, reason: 'failing', detail: `Every attempt failed since ${new Date(health.failing_since).toISOString()}.` });

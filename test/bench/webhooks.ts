@@ -25,7 +25,7 @@ import Database from 'better-sqlite3';
 import type { ProtocolName } from '../../gateway/protocol.js';
 import { platformEnv, startPlatformProcess, type PlatformProcess } from '../support/platform-process.js';
 import { SimulatedDevice } from '../simulator/device.js';
-import { Route } from '../simulator/route.js';
+import { Route, type RouteOptions } from '../simulator/route.js';
 import { encoders, registerDevices, simulatedIdentity, sleep, type SimulatedDeviceInfo } from '../simulator/run.js';
 import type { SimPoint } from '../simulator/encoders/types.js';
 import { BENCH_PROTOCOLS, BENCH_SEEDS } from './fleet.js';
@@ -43,10 +43,25 @@ export interface WebhookBenchOptions {
   overload: number;
 }
 
-/** Fixes dated the moment they are built: the payload's position.timestamp is the send time. */
+/**
+ * Fixes dated the moment their frame is built, as a unit that sends what it just
+ * recorded: the payload's position.timestamp is the send time. A frame of k fixes
+ * is built by k calls in a row; they are dated 1 ms apart, the last one now, so
+ * every fix is distinct and none is later than the send.
+ */
 class LiveRoute extends Route {
+  private built = 0;
+
+  constructor(
+    options: RouteOptions,
+    private readonly pointsPerFrame: number,
+  ) {
+    super(options);
+  }
+
   override next(): SimPoint {
-    return { ...super.next(), fixTime: Date.now() };
+    const indexInFrame = this.built++ % this.pointsPerFrame;
+    return { ...super.next(), fixTime: Date.now() - (this.pointsPerFrame - 1 - indexInFrame) };
   }
 }
 
@@ -112,13 +127,14 @@ async function http<T>(base: string, apiKey: string, method: string, path: strin
 function simulate(devices: BenchDevice[], port: Record<ProtocolName, number>, pointsPerFrame: number, onAck: (points: number) => void): SimulatedDevice[] {
   return devices.map((d) => {
     const encoder = encoders[d.protocol];
+    const perFrame = Math.min(pointsPerFrame, encoder.maxPointsPerFrame);
     return new SimulatedDevice({
       host: '127.0.0.1',
       port: port[d.protocol],
       encoder,
       ctx: { imei: d.info.imei, terminalId: d.info.terminalId },
-      route: new LiveRoute({ seed: d.info.index + 1, startLat: 56.95, startLng: 24.1, startTime: Date.now(), harshBrakeChance: 0 }),
-      pointsPerFrame: Math.min(pointsPerFrame, encoder.maxPointsPerFrame),
+      route: new LiveRoute({ seed: d.info.index + 1, startLat: 56.95, startLng: 24.1, startTime: Date.now(), harshBrakeChance: 0 }, perFrame),
+      pointsPerFrame: perFrame,
       ackTimeoutMs: 30_000,
       onAck: (acked) => onAck(acked.length),
     });
@@ -143,9 +159,12 @@ async function drive(
   await Promise.all(
     sims.map(async (device, i) => {
       const intervalMs = (1000 * pointsPerFrame[i]!) / perDeviceS;
-      // Spread the devices' first frames over one interval.
-      let next = started + (intervalMs * i) / sims.length;
-      while (performance.now() < deadline) {
+      // Spread the devices' first frames over one interval, neighbours far apart (the golden-ratio
+      // sequence): a customer's devices are neighbours, and a frame carries many fixes, so
+      // neighbours sending together would be bursts far above the customer's rate.
+      let next = started + intervalMs * ((i * 0.6180339887) % 1);
+      // Only sends scheduled inside the window: the offered rate is the configured one.
+      while (next < deadline) {
         const wait = next - performance.now();
         if (wait > 0) await sleep(wait);
         next += intervalMs;
