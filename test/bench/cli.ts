@@ -13,7 +13,7 @@ async function main(): Promise<void> {
     options: {
       devices: { type: 'string' },
       duration: { type: 'string' },
-      'points-per-frame': { type: 'string', default: '1' },
+      'points-per-frame': { type: 'string' },
       rounds: { type: 'string', default: '2' },
       customers: { type: 'string' },
       overload: { type: 'string' },
@@ -43,9 +43,9 @@ async function main(): Promise<void> {
     else if (name === 'webhooks') {
       await runWebhookBench({
         customers: Number(values.customers ?? 60),
-        devicesPerCustomer: Number(values.devices ?? 3),
+        devicesPerCustomer: Number(values.devices ?? 100),
         seconds: Number(values.duration ?? 15),
-        pointsPerFrame: Number(values['points-per-frame']),
+        pointsPerFrame: Number(values['points-per-frame'] ?? 10),
         overload: Number(values.overload ?? 1.5),
       });
     } else if (name === 'rebuild') await runRebuildBench(Number(values.events ?? 500_000));

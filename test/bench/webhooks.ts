@@ -142,23 +142,25 @@ function simulate(devices: BenchDevice[], port: Record<ProtocolName, number>, po
 }
 
 /**
- * Every device sends `perDeviceS` fixes a second, on a schedule (not after the ack plus a
+ * Every device sends a frame every interval, as units on a fixed send period do: a GT06 frame
+ * carries one fix, a Teltonika or JT/T 808 frame up to `pointsPerFrame`. The interval is set so
+ * that the fleet offers `totalPerS` fixes a second. Sends follow the schedule (not the ack plus a
  * pause), so the offered rate holds while acks are slow; a device behind schedule sends at once.
  */
 async function drive(
   sims: SimulatedDevice[],
   acked: () => number,
   pointsPerFrame: number[],
-  perDeviceS: number,
+  totalPerS: number,
   seconds: number,
 ): Promise<{ points: number; seconds: number; reconnects: number }> {
   const before = acked();
   const reconnectsBefore = sims.reduce((n, d) => n + d.reconnects, 0);
   const started = performance.now();
   const deadline = started + seconds * 1000;
+  const intervalMs = (1000 * pointsPerFrame.reduce((a, b) => a + b, 0)) / totalPerS;
   await Promise.all(
     sims.map(async (device, i) => {
-      const intervalMs = (1000 * pointsPerFrame[i]!) / perDeviceS;
       // Spread the devices' first frames over one interval, neighbours far apart (the golden-ratio
       // sequence): a customer's devices are neighbours, and a frame carries many fixes, so
       // neighbours sending together would be bursts far above the customer's rate.
@@ -220,7 +222,7 @@ async function phase(
   const marker = setTimeout(() => {
     void receiver.ask({ cmd: 'stats' }).then((s) => (windowStart = { at: performance.now(), total: s.total }));
   }, warmupS * 1000);
-  const load = await drive(fleet.sims, fleet.acked, fleet.pointsPerFrame, perCustomerS / o.devicesPerCustomer, o.seconds);
+  const load = await drive(fleet.sims, fleet.acked, fleet.pointsPerFrame, perCustomerS * o.customers, o.seconds);
   clearTimeout(marker);
   const end = await receiver.ask({ cmd: 'stats' });
   const endAt = performance.now();

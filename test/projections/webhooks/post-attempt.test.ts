@@ -188,14 +188,15 @@ describe('postWebhook', () => {
     });
   });
 
-  it('reuses a pooled connection across attempts to the same origin', async () => {
+  it('reuses pooled connections across attempts to the same origin', async () => {
     const agents = createWebhookAgents();
     try {
       const before = connections;
-      for (let i = 0; i < 3; i++) {
+      for (let i = 0; i < 10; i++) {
         expect(await postWebhook({ url: `${base}/ok`, body, agents, lookup: allowPrivate })).toMatchObject({ ok: true });
       }
-      expect(connections - before).toBe(1);
+      // undici may open a second connection while the first is being handed back to the pool; never one per attempt.
+      expect(connections - before).toBeLessThanOrEqual(2);
     } finally {
       agents.destroy();
     }
