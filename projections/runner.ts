@@ -86,6 +86,8 @@ export class ProjectionRunner {
     readonly db: Database.Database,
     projections: Projection[],
     private readonly log: Logger,
+    /** Events applied in one transaction at most (BATCH by default); a thread that also does other work keeps its turns short with fewer. */
+    private readonly maxBatch = BATCH,
   ) {
     for (const p of projections) p.migrate(db);
     this.handlers = projections.map((p) => p.prepare(db));
@@ -191,7 +193,7 @@ export class ProjectionRunner {
 
   private async catchUpNow(): Promise<void> {
     for (;;) {
-      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: BATCH });
+      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: this.maxBatch });
       if (batch.length === 0) return;
       this.apply(batch);
       await this.flushOutbox();
@@ -203,7 +205,7 @@ export class ProjectionRunner {
     if (this.checkpoint && comparePositions(e.position, this.checkpoint) <= 0) return;
     this.buffer.push(e);
     this.arrived = true;
-    if (this.buffer.length >= BATCH) this.flush();
+    if (this.buffer.length >= this.maxBatch) this.flush();
     else if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flushWhenQuiet());

@@ -42,6 +42,9 @@ export interface WebhookDeliveryOptions {
   onOutcome?: (outcomes: readonly Outcome[]) => void;
 }
 
+/** Events the webhook projector applies per transaction, at most. */
+const PROJECTOR_BATCH = 1000;
+
 export function ownsEndpoint(shard: { index: number; count: number }, webhookId: string): boolean {
   if (shard.count <= 1) return true;
   return createHash('sha256').update(webhookId).digest().readUInt32BE(0) % shard.count === shard.index;
@@ -61,7 +64,9 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
     const shard = o.shard ?? { index: 0, count: 1 };
     const endpoints = new EndpointCache(this.db);
     const projector = webhookProjector(endpoints, (id) => ownsEndpoint(shard, id));
-    this.runner = new ProjectionRunner(o.store, this.db, [projector], o.log.child({ part: 'webhook-projector' }));
+    // Batches of at most PROJECTOR_BATCH events: the dispatcher shares this thread, and a long
+    // transaction would hold its sends (and let customers' token buckets fill past their capacity unused).
+    this.runner = new ProjectionRunner(o.store, this.db, [projector], o.log.child({ part: 'webhook-projector' }), PROJECTOR_BATCH);
     this.dispatcher = new WebhookDispatcher({ ...o, db: this.db, endpoints });
     this.runner.onApplied(() => {
       this.dispatcher.wake(projector.takeTouchedCustomers());
