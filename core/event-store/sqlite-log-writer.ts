@@ -16,6 +16,8 @@ interface BatchState {
 
 /** Tail length at which the stream index is brought up to date right after a commit. */
 export const INDEX_FLUSH_EVENTS = 20_000;
+/** Events moved into the index per transaction: a step of a few ms, so acks queued behind it barely wait. */
+export const INDEX_FLUSH_STEP = 4_000;
 
 export class LogWriter {
   /** Last revision of every stream written, so appends skip a lookup. */
@@ -56,9 +58,12 @@ export class LogWriter {
     return outcomes;
   }
 
-  /** Brings the stream index up to date when the tail has grown long; returns events moved. */
+  /**
+   * When the tail has grown to `minimum` events, moves its oldest INDEX_FLUSH_STEP into the
+   * stream index; returns events moved. A step at a time: the next commit waits for it.
+   */
   flushIndexIfDue(minimum = INDEX_FLUSH_EVENTS): number {
-    return this.index.tailLength() >= Math.max(1, minimum) ? this.index.flush() : 0;
+    return this.index.tailLength() >= Math.max(1, minimum) ? this.index.flush(INDEX_FLUSH_STEP) : 0;
   }
 
   /** The stream's id, or null when it has no events yet. */

@@ -112,11 +112,11 @@ export class StreamIndex {
     return this.lastPosition() - this.indexedThrough();
   }
 
-  /** Moves the whole tail into the index, in one transaction; returns how many events moved. */
-  flush(): number {
+  /** Moves the tail's oldest `maxEvents` (all by default) into the index, in one transaction; returns how many events moved. */
+  flush(maxEvents = Number.POSITIVE_INFINITY): number {
     return this.db.transaction(() => {
       const from = this.indexedThrough();
-      const to = this.lastPosition();
+      const to = Math.min(this.lastPosition(), from + maxEvents);
       if (to <= from) return 0;
       const moved = this.s.moveTail.run(from, to).changes;
       this.s.setIndexedThrough.run(to);

@@ -4,10 +4,14 @@
  * done, all of them go into the next transaction (group commit without a round trip).
  * Between transactions it keeps the stream index up to date (sqlite-stream-index.ts).
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { LogWriter } from './sqlite-log-writer.js';
+import { parentPort, Worker, workerData } from 'node:worker_threads';
+import type { CheckpointerSettings } from './sqlite-checkpointer-worker.js';
+import { INDEX_FLUSH_STEP, LogWriter } from './sqlite-log-writer.js';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 import { decodeBatch, encodeOutcomes, type WireAppend } from './sqlite-wire.js';
+
+/** How often the WAL is checkpointed: at a busy gateway's rate it stays a few MB. */
+const CHECKPOINT_INTERVAL_MS = 1000;
 
 /** `batch` is encodeBatch()'s text. */
 export type WriterRequest = { batch: string } | { close: true };
@@ -23,12 +27,21 @@ export interface WriterSettings extends Required<SqliteLogOptions> {
 
 const { path, synchronous, indexFlushIntervalMs } = workerData as WriterSettings;
 const db = openLog(path, { synchronous });
+// Checkpoints happen in a thread of their own (sqlite-checkpointer-worker.ts), never in the commit path.
+db.pragma('wal_autocheckpoint = 0');
+const checkpointerSettings: CheckpointerSettings = { path, synchronous, intervalMs: CHECKPOINT_INTERVAL_MS };
+const checkpointer = new Worker(new URL('./sqlite-checkpointer-worker.js', import.meta.url), { workerData: checkpointerSettings });
+checkpointer.unref();
 const writer = new LogWriter(db);
-writer.flushIndexIfDue(1);
 let queued: WireAppend[] = [];
 let commitScheduled = false;
 let closeRequested = false;
-const indexTimer = setInterval(() => writer.flushIndexIfDue(1), indexFlushIntervalMs);
+/** A quiet log's whole tail goes into the index, a step per turn (while steps come out full) so appends arriving meanwhile go first. */
+function drainIndex(): void {
+  if (!closeRequested && writer.flushIndexIfDue(1) >= INDEX_FLUSH_STEP) setImmediate(drainIndex);
+}
+const indexTimer = setInterval(drainIndex, indexFlushIntervalMs);
+drainIndex();
 
 /** Runs after every message that arrived in this turn has been queued. */
 function commitQueued(): void {
@@ -48,6 +61,7 @@ function commitQueued(): void {
   }
   if (closeRequested) {
     clearInterval(indexTimer);
+    checkpointer.postMessage('close');
     db.close();
     parentPort!.close();
   }

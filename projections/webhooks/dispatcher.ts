@@ -414,11 +414,13 @@ export class WebhookDispatcher {
     if (!endpoint?.enabled) return null;
     const now = this.o.clock.now();
     // Out of tokens (a customer at its plan's rate): the chain ends without reading what it could not send.
-    if (availableTokens(lane.bucket, bucketLimits(lane.perS), now) < 1 - 1e-9) {
+    const tokens = Math.floor(availableTokens(lane.bucket, bucketLimits(lane.perS), now) + 1e-9);
+    if (tokens < 1) {
       lane.dirty = true;
       return null;
     }
-    if (ahead.length === 0) this.readAhead(done, now, ahead);
+    // No more rows than it has tokens for: a customer at its rate sends one or two per chain.
+    if (ahead.length === 0) this.readAhead(done, now, ahead, Math.min(READ_AHEAD_ROWS, tokens));
     const next = ahead[0];
     if (!next) return null;
     const row = this.claim(lane, { ...next, endpoint }, now);
@@ -431,8 +433,8 @@ export class WebhookDispatcher {
    * are taken, passed-over failures skipped, and a held row (or the end of a page) stops.
    * A row due now stays due (only its own attempt changes it), so these may be sent later in the chain.
    */
-  private readAhead(done: DueRow, now: number, ahead: PendingRow[]): void {
-    const rows = this.q.laneHead.all(done.webhook_id, done.device_id, done.seq, READ_AHEAD_ROWS) as PendingRow[];
+  private readAhead(done: DueRow, now: number, ahead: PendingRow[], limit: number): void {
+    const rows = this.q.laneHead.all(done.webhook_id, done.device_id, done.seq, limit) as PendingRow[];
     for (const r of rows) {
       if (r.next_attempt_at <= now) ahead.push(r);
       else if (r.attempts < LANE_HOLDING_ATTEMPTS) return;

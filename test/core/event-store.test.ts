@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -171,6 +171,20 @@ describe('sqlite stream index', () => {
     const next = await reopened.appendToStream('split-a', [event('split-a-10')], { expectedRevision: 9n });
     expect(next.nextExpectedRevision).toBe(10n);
     await reopened.close();
+  });
+
+  it('folds the WAL back into the database file from a thread of its own, the writer never checkpointing', async () => {
+    const path = join(dir, 'checkpointed.sqlite');
+    const store = new SqliteEventStore(path);
+    const fileBefore = statSync(path).size;
+    const big = 'x'.repeat(2000);
+    for (let i = 0; i < 20; i++) {
+      await store.appendToStream(`cp-${i}`, Array.from({ length: 25 }, (_, k) => { const e = event(`cp-${i}-${k}`); return { ...e, data: { ...e.data, name: big } }; }));
+    }
+    // 500 events of 2 KB: about 1 MB in the WAL, which only a checkpoint copies into the file.
+    await until(() => statSync(path).size > fileBefore + 900_000, 'the WAL checkpointed into the database file');
+    expect((await store.readStream('cp-7')).map((e) => e.id)).toEqual(Array.from({ length: 25 }, (_, k) => `cp-7-${k}`));
+    await store.close();
   });
 
   it('indexes a quiet tail on its own, and reads stay the same', async () => {
