@@ -1,9 +1,17 @@
 /**
  * Worker thread entry: folds the log's WAL back into the database file, started by the
- * writer thread (sqlite-writer-worker.ts), whose own connection never checkpoints. A
- * checkpoint copies pages and fsyncs the file; in the writer's commit path it held every
- * ack behind it for as long as that took (the worst acks of a busy gateway). PASSIVE
- * checkpoints on this connection run beside the writer's commits and never block them.
+ * writer thread (sqlite-writer-worker.ts); no connection checkpoints when it commits
+ * (sqlite-schema.ts). A checkpoint copies pages and fsyncs the file; in the writer's commit
+ * path it held every ack behind it for as long as that took (the worst acks of a busy
+ * gateway). PASSIVE checkpoints on this connection run beside the writer's commits and
+ * never block them.
+ *
+ * The WAL starts over from its beginning only when a writer finds it wholly checkpointed,
+ * which a writer committing every millisecond may never do while a PASSIVE pass runs
+ * beside it. So once the WAL holds more than RESTART_FRAMES, a RESTART checkpoint follows
+ * the PASSIVE pass: it holds writers back while it copies what the pass left (the last
+ * second's pages at most) and until readers are done with the WAL (their reads are short),
+ * and the next commit writes the WAL from its start again.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -14,6 +22,9 @@ export interface CheckpointerSettings {
   intervalMs: number;
 }
 
+/** WAL frames (pages) past which the WAL is made to start over: 64 MB of 4 KB pages. */
+const RESTART_FRAMES = 16_384;
+
 const { path, synchronous, intervalMs } = workerData as CheckpointerSettings;
 const db = new Database(path, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
@@ -22,7 +33,8 @@ db.pragma('wal_autocheckpoint = 0');
 
 const timer = setInterval(() => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    const [pass] = db.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+    if (pass && pass.log > RESTART_FRAMES) db.pragma('wal_checkpoint(RESTART)');
   } catch {
     // Busy or closing: the next tick tries again; the WAL is durable meanwhile.
   }

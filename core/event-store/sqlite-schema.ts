@@ -70,10 +70,10 @@ export function openLog(path: string, options: SqliteLogOptions = {}): Database.
   const db = openPrivateSqlite(path);
   db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
   db.pragma('busy_timeout = 5000');
-  // Keep the pages appends touch in memory, and checkpoint the WAL in larger, rarer steps
-  // (each checkpoint is an fsync of the db file).
+  // Keep the pages appends touch in memory. No connection checkpoints the WAL when it commits: the writer's
+  // checkpointer thread does (sqlite-checkpointer-worker.ts), so a checkpoint's copy and fsync never hold an ack.
   db.pragma('cache_size = -65536');
-  db.pragma('wal_autocheckpoint = 10000');
+  db.pragma('wal_autocheckpoint = 0');
   db.transaction(() => {
     const columns = db.prepare("SELECT name FROM pragma_table_info('events')").pluck().all() as string[];
     const indexed = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'stream_index'").get() !== undefined;

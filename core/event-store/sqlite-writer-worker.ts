@@ -27,8 +27,7 @@ export interface WriterSettings extends Required<SqliteLogOptions> {
 
 const { path, synchronous, indexFlushIntervalMs } = workerData as WriterSettings;
 const db = openLog(path, { synchronous });
-// Checkpoints happen in a thread of their own (sqlite-checkpointer-worker.ts), never in the commit path.
-db.pragma('wal_autocheckpoint = 0');
+// Checkpoints happen in a thread of their own, never in the commit path (openLog turns them off here).
 const checkpointerSettings: CheckpointerSettings = { path, synchronous, intervalMs: CHECKPOINT_INTERVAL_MS };
 const checkpointer = new Worker(new URL('./sqlite-checkpointer-worker.js', import.meta.url), { workerData: checkpointerSettings });
 checkpointer.unref();
