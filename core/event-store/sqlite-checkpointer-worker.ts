@@ -27,7 +27,9 @@ const RESTART_FRAMES = 16_384;
 
 const { path, synchronous, intervalMs } = workerData as CheckpointerSettings;
 const db = new Database(path, { fileMustExist: true });
-db.pragma('busy_timeout = 5000');
+// PASSIVE never waits. RESTART waits for a writer's transaction and for readers still in the WAL, and holds
+// new writers back meanwhile: a tenth of a second at most, else it gives up until the next tick.
+db.pragma('busy_timeout = 100');
 db.pragma(`synchronous = ${synchronous}`);
 db.pragma('wal_autocheckpoint = 0');
 
