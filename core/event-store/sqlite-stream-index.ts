@@ -112,8 +112,8 @@ export class StreamIndex {
     return this.lastPosition() - this.indexedThrough();
   }
 
-  /** Moves the tail's oldest `maxEvents` (all by default) into the index, in one transaction; returns how many events moved. */
-  flush(maxEvents = Number.POSITIVE_INFINITY): number {
+  /** Moves the tail's oldest `maxEvents` into the index, in one transaction; returns how many events moved. */
+  flush(maxEvents: number): number {
     return this.db.transaction(() => {
       const from = this.indexedThrough();
       const to = Math.min(this.lastPosition(), from + maxEvents);

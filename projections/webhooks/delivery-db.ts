@@ -17,9 +17,6 @@ export function openDeliveryDb(path: string): Database.Database {
   // loss may drop the last commits: deliveries go with the checkpoint they were committed with, so
   // the projector queues them again; a lost outcome sends its attempt again. Both stay at least once.
   db.pragma('synchronous = NORMAL');
-  // A backlog is read back while new deliveries are written (bodies of 0.5-1 KB): 64 MB of pages stay in
-  // memory instead of 2 MB, so the lanes' next rows are rarely read from the file again.
-  db.pragma('cache_size = -65536');
   db.exec(`
     CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, stream TEXT NOT NULL, event TEXT NOT NULL);

@@ -64,6 +64,11 @@ function bucketLimits(perS: number): BucketLimits {
   return { capacity: Math.max(1, Math.ceil(perS / 10)), perMinute: perS * 60 };
 }
 
+/** The deliveries a customer may start now: its bucket's whole tokens. */
+function wholeTokens(lane: { bucket: BucketState; perS: number }, now: number): number {
+  return Math.floor(availableTokens(lane.bucket, bucketLimits(lane.perS), now) + 1e-9);
+}
+
 /** Requests (and sockets per receiver host) in flight for one customer: enough to reach its rate against a slow receiver, bounded so sockets stay few. */
 function concurrencyFor(perS: number): number {
   return Math.min(Math.max(perS, 4), 256);
@@ -272,7 +277,7 @@ export class WebhookDispatcher {
       const room = Math.min(lane.queue.concurrency * 2 - lane.queue.size - lane.queue.pending, MAX_IN_FLIGHT_TOTAL - this.inFlight.size);
       if (room <= 0) continue;
       // No token: nothing could start, so no look (the customer stays dirty for the next pump).
-      const tokens = Math.floor(availableTokens(lane.bucket, bucketLimits(lane.perS), now) + 1e-9);
+      const tokens = wholeTokens(lane, now);
       if (tokens < 1) continue;
       lane.dirty = false;
       this.discoverLanes(customerId, lane, now);
@@ -414,7 +419,7 @@ export class WebhookDispatcher {
     if (!endpoint?.enabled) return null;
     const now = this.o.clock.now();
     // Out of tokens (a customer at its plan's rate): the chain ends without reading what it could not send.
-    const tokens = Math.floor(availableTokens(lane.bucket, bucketLimits(lane.perS), now) + 1e-9);
+    const tokens = wholeTokens(lane, now);
     if (tokens < 1) {
       lane.dirty = true;
       return null;
@@ -436,8 +441,9 @@ export class WebhookDispatcher {
   private readAhead(done: DueRow, now: number, ahead: PendingRow[], limit: number): void {
     const rows = this.q.laneHead.all(done.webhook_id, done.device_id, done.seq, limit) as PendingRow[];
     for (const r of rows) {
-      if (r.next_attempt_at <= now) ahead.push(r);
-      else if (r.attempts < LANE_HOLDING_ATTEMPTS) return;
+      const place = placeInLane(r, now);
+      if (place === 'due') ahead.push(r);
+      else if (place === 'holds') return;
     }
   }
 
@@ -538,6 +544,16 @@ function previousSecretIn(e: SendableEndpoint, now: number): string | null {
 }
 
 /**
+ * The order rule for one pending row of a lane: due now (it may go), waiting for a retry
+ * with fewer than LANE_HOLDING_ATTEMPTS failures (it holds the rows after it), or waiting
+ * after more (passed over: the rows after it go).
+ */
+function placeInLane(r: { attempts: number; next_attempt_at: number }, now: number): 'due' | 'holds' | 'passed' {
+  if (r.next_attempt_at <= now) return 'due';
+  return r.attempts < LANE_HOLDING_ATTEMPTS ? 'holds' : 'passed';
+}
+
+/**
  * What a lane (its first pending rows, in order) offers now: the delivery to start, or the
  * time to look again. A row due now goes; a row waiting for a retry with fewer than
  * LANE_HOLDING_ATTEMPTS failures holds the lane; one with more is passed over.
@@ -548,9 +564,10 @@ export function laneHeadOf<R extends { attempts: number; next_attempt_at: number
 ): { due: R } | { waitUntil: number; held: boolean } {
   let waitUntil = Number.POSITIVE_INFINITY;
   for (const r of rows) {
-    if (r.next_attempt_at <= now) return { due: r };
+    const place = placeInLane(r, now);
+    if (place === 'due') return { due: r };
     waitUntil = Math.min(waitUntil, r.next_attempt_at);
-    if (r.attempts < LANE_HOLDING_ATTEMPTS) return { waitUntil, held: true };
+    if (place === 'holds') return { waitUntil, held: true };
   }
   // Only passed-over failures among these rows: the lane's later rows decide.
   return { waitUntil, held: false };

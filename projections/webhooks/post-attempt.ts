@@ -76,7 +76,8 @@ export interface WebhookAgentOptions {
 export function createWebhookAgents({ maxSocketsPerOrigin = 16, idleTimeoutMs = 4000, ca }: WebhookAgentOptions = {}): WebhookAgents {
   let size = maxSocketsPerOrigin;
   const pools = new Map<WebhookLookup | undefined, Agent>();
-  const retired: Agent[] = [];
+  /** Pools a resize replaced, until their last requests finish. */
+  const retired = new Set<Agent>();
   const pool = (lookup: WebhookLookup | undefined) =>
     new Agent({
       connections: size,
@@ -101,15 +102,15 @@ export function createWebhookAgents({ maxSocketsPerOrigin = 16, idleTimeoutMs = 
       size = n;
       // Requests in flight finish on the old pools, which close once idle.
       for (const agent of pools.values()) {
-        retired.push(agent);
-        void agent.close().catch(() => undefined);
+        retired.add(agent);
+        void agent.close().catch(() => undefined).finally(() => retired.delete(agent));
       }
       pools.clear();
     },
     destroy() {
       for (const agent of [...pools.values(), ...retired]) void agent.destroy().catch(() => undefined);
       pools.clear();
-      retired.length = 0;
+      retired.clear();
     },
   };
 }
@@ -171,28 +172,36 @@ export async function postWebhook({
   agents,
 }: PostWebhookInput): Promise<AttemptResult> {
   const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  const failure = (error: AttemptError, detail: string): AttemptResult => ({
-    ok: false,
-    status: null,
-    latencyMs: elapsed(),
-    responseBodyStart: '',
-    error,
-    errorDetail: detail,
-  });
+  let status: number | null = null;
+  let retryAfter: string | undefined;
+  const chunks: Buffer[] = [];
+  /** The attempt's outcome from what the exchange got so far; `error` null: the status decides (2xx ok, 3xx a redirect not followed). */
+  const outcome = (error: AttemptError | null, detail?: string): AttemptResult => {
+    const redirect = error === null && status !== null && status >= 300 && status < 400;
+    return {
+      ok: error === null && status !== null && status >= 200 && status < 300,
+      status,
+      latencyMs: Math.round(performance.now() - started),
+      // Decode without the incomplete character a byte cap may have cut.
+      responseBodyStart: chunks.length === 0 ? '' : new StringDecoder('utf8').write(Buffer.concat(chunks)),
+      error: redirect ? 'redirect_not_followed' : error,
+      ...(detail !== undefined ? { errorDetail: detail } : {}),
+      ...(retryAfter !== undefined ? { retryAfter } : {}),
+    };
+  };
 
   let target: URL;
   try {
     target = typeof url === 'string' ? new URL(url) : url;
   } catch {
-    return failure('invalid_url', 'not a valid absolute URL');
+    return outcome('invalid_url', 'not a valid absolute URL');
   }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') return failure('invalid_url', `unsupported scheme ${target.protocol}`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return outcome('invalid_url', `unsupported scheme ${target.protocol}`);
 
   const hostname = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
   if (lookup && isIP(hostname) !== 0) {
     const err = await checkLiteralHost(hostname, lookup);
-    if (err) return failure(classify(err), err.message);
+    if (err) return outcome(classify(err), err.message);
   }
 
   const controller = new AbortController();
@@ -212,9 +221,6 @@ export async function postWebhook({
     body,
     signal: controller.signal,
   };
-  let status: number | null = null;
-  let retryAfter: string | undefined;
-  const chunks: Buffer[] = [];
   try {
     let response: Dispatcher.ResponseData;
     try {
@@ -222,7 +228,7 @@ export async function postWebhook({
     } catch (err) {
       // A pooled connection the receiver closed while idle fails before any answer: that says
       // nothing about the receiver, so go once more on a fresh connection.
-      if (!agents || timedOut || !isClosedBeforeAnswer(err as NodeJS.ErrnoException)) throw err;
+      if (!agents || timedOut || classify(err as NodeJS.ErrnoException) !== 'connection_reset') throw err;
       response = await dispatcher.request(request);
     }
     status = response.statusCode;
@@ -242,22 +248,11 @@ export async function postWebhook({
   } catch (err) {
     if (!timedOut) {
       const e = err as NodeJS.ErrnoException;
-      return { ...failure(classify(e), e.message), status, ...(retryAfter !== undefined ? { retryAfter } : {}) };
+      return outcome(classify(e), e.message);
     }
   } finally {
     clearTimeout(timer);
     if (oneShot) oneShot.destroy();
   }
-  // Decode without the incomplete character a byte cap may have cut.
-  const responseBodyStart = chunks.length === 0 ? '' : new StringDecoder('utf8').write(Buffer.concat(chunks));
-  const extra = retryAfter !== undefined ? { retryAfter } : {};
-  if (timedOut) return { ok: false, status, latencyMs: elapsed(), responseBodyStart, error: 'timeout', errorDetail: `no complete response within ${timeoutMs} ms`, ...extra };
-  const redirect = status !== null && status >= 300 && status < 400;
-  return { ok: status !== null && status >= 200 && status < 300, status, latencyMs: elapsed(), responseBodyStart, error: redirect ? 'redirect_not_followed' : null, ...extra };
-}
-
-/** The connection ended before the receiver answered anything (the mark of a stale keep-alive socket). */
-function isClosedBeforeAnswer(err: NodeJS.ErrnoException): boolean {
-  const cause = (err as { cause?: NodeJS.ErrnoException }).cause;
-  return err.code === 'UND_ERR_SOCKET' || err.code === 'ECONNRESET' || err.code === 'EPIPE' || cause?.code === 'ECONNRESET';
+  return timedOut ? outcome('timeout', `no complete response within ${timeoutMs} ms`) : outcome(null);
 }

@@ -14,7 +14,8 @@
  *   throughput  offered load above the sum of the plan limits: deliveries/s at
  *               the receiver over the steady part of the window
  *
- * A warm-up at the latency phase's rate comes first, not counted. Between phases the queue drains; at the end the delivery database says how
+ * A warm-up at the latency phase's rate comes first, not counted. Between phases
+ * the queue drains; at the end the delivery database says how
  * many deliveries are still queued, beside what the receiver counted.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
@@ -312,7 +313,7 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<void> {
     let ackedPoints = 0;
     const sims = simulate(devices, gatewayPorts, o.pointsPerFrame, (n) => (ackedPoints += n));
     const fleet = { sims, acked: () => ackedPoints, pointsPerFrame: devices.map((d) => Math.min(o.pointsPerFrame, encoders[d.protocol].maxPointsPerFrame)) };
-    // A warm-up at the latency phase's rate, not counted: the first frames of 6,000 freshly
+    // A warm-up at the latency phase's rate, not counted: the first frames of thousands of freshly
     // logged-in units (first positions, online transitions, JIT) are not the steady state.
     const warmUp = await phase('warm-up', o, receiver, platform, fleet, PRO_PER_S / 2);
     await sleep(5000);
