@@ -172,87 +172,128 @@ export async function postWebhook({
   agents,
 }: PostWebhookInput): Promise<AttemptResult> {
   const started = performance.now();
-  let status: number | null = null;
-  let retryAfter: string | undefined;
-  const chunks: Buffer[] = [];
-  /** The attempt's outcome from what the exchange got so far; `error` null: the status decides (2xx ok, 3xx a redirect not followed). */
-  const outcome = (error: AttemptError | null, detail?: string): AttemptResult => {
-    const redirect = error === null && status !== null && status >= 300 && status < 400;
-    return {
-      ok: error === null && status !== null && status >= 200 && status < 300,
-      status,
-      latencyMs: Math.round(performance.now() - started),
-      // Decode without the incomplete character a byte cap may have cut.
-      responseBodyStart: chunks.length === 0 ? '' : new StringDecoder('utf8').write(Buffer.concat(chunks)),
-      error: redirect ? 'redirect_not_followed' : error,
-      ...(detail !== undefined ? { errorDetail: detail } : {}),
-      ...(retryAfter !== undefined ? { retryAfter } : {}),
-    };
-  };
-
   let target: URL;
   try {
     target = typeof url === 'string' ? new URL(url) : url;
   } catch {
-    return outcome('invalid_url', 'not a valid absolute URL');
+    return attemptOutcome(started, null, [], 'invalid_url', 'not a valid absolute URL');
   }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') return outcome('invalid_url', `unsupported scheme ${target.protocol}`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return attemptOutcome(started, null, [], 'invalid_url', `unsupported scheme ${target.protocol}`);
 
   const hostname = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
   if (lookup && isIP(hostname) !== 0) {
     const err = await checkLiteralHost(hostname, lookup);
-    if (err) return outcome(classify(err), err.message);
+    if (err) return attemptOutcome(started, null, [], classify(err), err.message);
   }
 
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, timeoutMs);
   // Without pooled agents, a connection of its own for this attempt, closed after it.
   const oneShot = agents ? null : createWebhookAgents({ maxSocketsPerOrigin: 1 });
   const dispatcher = (agents ?? oneShot!).dispatcherFor(lookup);
-  const request: Dispatcher.RequestOptions = {
+  const request: Dispatcher.DispatchOptions = {
     origin: target.origin,
     path: target.pathname + target.search,
     method: 'POST',
     headers: { ...headers, 'Content-Type': 'application/json' },
     body,
-    signal: controller.signal,
   };
   try {
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await dispatcher.request(request);
-    } catch (err) {
-      // A pooled connection the receiver closed while idle fails before any answer: that says
-      // nothing about the receiver, so go once more on a fresh connection.
-      if (!agents || timedOut || classify(err as NodeJS.ErrnoException) !== 'connection_reset') throw err;
-      response = await dispatcher.request(request);
-    }
-    status = response.statusCode;
-    const ra = response.headers['retry-after'];
-    if (typeof ra === 'string') retryAfter = ra;
-    let received = 0;
-    for await (const chunk of response.body as AsyncIterable<Buffer>) {
-      const room = maxResponseBytes - received;
-      chunks.push(room < chunk.length ? chunk.subarray(0, room) : chunk);
-      received += Math.min(room, chunk.length);
-      // Enough for the deliveries list; reading further would let a receiver stream at us forever.
-      if (received >= maxResponseBytes) {
-        response.body.destroy();
-        break;
-      }
-    }
-  } catch (err) {
-    if (!timedOut) {
-      const e = err as NodeJS.ErrnoException;
-      return outcome(classify(e), e.message);
-    }
+    return await exchange(dispatcher, request, { started, timeoutMs, maxResponseBytes, retryStale: agents !== undefined });
   } finally {
-    clearTimeout(timer);
     if (oneShot) oneShot.destroy();
   }
-  return timedOut ? outcome('timeout', `no complete response within ${timeoutMs} ms`) : outcome(null);
+}
+
+/**
+ * The exchange itself, on undici's handler interface (no response stream, no
+ * AbortSignal: about a third less CPU per request than `request()`). One timer
+ * bounds the whole exchange; the first of timeout, error, capped body or end
+ * settles it, and later callbacks are ignored.
+ */
+function exchange(
+  dispatcher: Dispatcher,
+  request: Dispatcher.DispatchOptions,
+  o: { started: number; timeoutMs: number; maxResponseBytes: number; retryStale: boolean },
+): Promise<AttemptResult> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let status: number | null = null;
+    let retryAfter: string | undefined;
+    let received = 0;
+    let chunks: Buffer[] = [];
+    let controller: Dispatcher.DispatchController | null = null;
+    let retried = false;
+    const settle = (error: AttemptError | null, detail?: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(attemptOutcome(o.started, status, chunks, error, detail, retryAfter));
+    };
+    const timer = setTimeout(() => {
+      settle('timeout', `no complete response within ${o.timeoutMs} ms`);
+      controller?.abort(new Error('webhook attempt timed out'));
+    }, o.timeoutMs);
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        // Timed out while waiting for a pooled connection: never send.
+        if (settled) c.abort(new Error('webhook attempt timed out'));
+      },
+      onResponseStart(_c, statusCode, headers) {
+        status = statusCode;
+        const ra = headers['retry-after'];
+        if (typeof ra === 'string') retryAfter = ra;
+      },
+      onResponseData(c, chunk) {
+        if (settled) return;
+        const room = o.maxResponseBytes - received;
+        chunks.push(room < chunk.length ? chunk.subarray(0, room) : chunk);
+        received += Math.min(room, chunk.length);
+        // Enough for the deliveries list; reading further would let a receiver stream at us forever.
+        if (received >= o.maxResponseBytes) {
+          settle(null);
+          c.abort(new Error('response body cap reached'));
+        }
+      },
+      onResponseEnd() {
+        settle(null);
+      },
+      onResponseError(_c, err) {
+        if (settled) return;
+        const e = err as NodeJS.ErrnoException;
+        // A pooled connection the receiver closed while idle fails before any answer: that says
+        // nothing about the receiver, so go once more on a fresh connection.
+        if (o.retryStale && !retried && status === null && classify(e) === 'connection_reset') {
+          retried = true;
+          controller = null;
+          chunks = [];
+          dispatcher.dispatch(request, handler);
+          return;
+        }
+        settle(classify(e), e.message);
+      },
+    };
+    dispatcher.dispatch(request, handler);
+  });
+}
+
+/** An attempt's outcome from what the exchange got; `error` null: the status decides (2xx ok, 3xx a redirect not followed). */
+function attemptOutcome(
+  started: number,
+  status: number | null,
+  chunks: Buffer[],
+  error: AttemptError | null,
+  detail?: string,
+  retryAfter?: string,
+): AttemptResult {
+  const redirect = error === null && status !== null && status >= 300 && status < 400;
+  return {
+    ok: error === null && status !== null && status >= 200 && status < 300,
+    status,
+    latencyMs: Math.round(performance.now() - started),
+    // Decode without the incomplete character a byte cap may have cut.
+    responseBodyStart: chunks.length === 0 ? '' : new StringDecoder('utf8').write(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)),
+    error: redirect ? 'redirect_not_followed' : error,
+    ...(detail !== undefined ? { errorDetail: detail } : {}),
+    ...(retryAfter !== undefined ? { retryAfter } : {}),
+  };
 }
