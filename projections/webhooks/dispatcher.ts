@@ -17,10 +17,19 @@
  * kill -9 re-sends only what was in flight.
  *
  * The pump works lane by lane: each customer keeps the set of its lanes with
- * pending deliveries (new ones found by a range read of what was queued since
- * the last look, and all of them again every few seconds), and reads only the
- * first rows of each lane. A pump costs what it starts, not the backlog: a
- * receiver that was down for an hour does not make every pump read the hour.
+ * pending deliveries (new ones handed over by the projector, and all of them
+ * read again every few seconds), and reads only the first rows of each lane.
+ * A pump costs what it starts, not the backlog: a receiver that was down for
+ * an hour does not make every pump read the hour.
+ *
+ * Most lanes need no read at all: the projector hands over the rows it queued
+ * once they are committed (`accept`), and while every pending row of a lane is
+ * one of those ("tracked"), they are sent from memory. A lane stops being
+ * tracked when something puts rows in it that memory does not hold (a failed
+ * attempt stays pending, a redelivery or replay, its endpoint disabled, the
+ * memory cap, a restart); it is tracked again once a read finds it empty.
+ * The database stays the record: a delivery is pending there until its
+ * outcome is committed, whatever memory holds.
  */
 import type Database from 'better-sqlite3';
 import PQueue from 'p-queue';
@@ -44,14 +53,16 @@ export const FAILING_DISABLE_MS = 3 * 24 * 3_600_000;
 /** Delivered, failed and cancelled deliveries (and their attempts) are kept this long for GET .../deliveries. */
 export const DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
 const TICK_MS = 50;
-const FLUSH_MS = 10;
+const FLUSH_MS = 25;
 const MAX_IN_FLIGHT_TOTAL = 4096;
 /** Rows of a lane read per page past its head: the non-holding failures it may pass over. */
 const LANE_HEAD_ROWS = 16;
 /** Rows of a lane a delivery chain reads at once (after a success it goes on with the next). */
 const READ_AHEAD_ROWS = 8;
-/** How often a customer's whole set of lanes is read again (redeliveries, endpoints enabled again). */
+/** How often a customer's whole set of lanes is read again (endpoints enabled again, anything memory missed). */
 const LANE_REDISCOVERY_MS = 5_000;
+/** Queued rows held in memory for tracked lanes, at most (about a kilobyte each); past it, lanes fall back to reads. */
+const TRACKED_ROWS_MAX = 50_000;
 /** A pending delivery with fewer failed attempts than this holds back the later ones of its lane (about 35 minutes of outage). */
 export const LANE_HOLDING_ATTEMPTS = 3;
 
@@ -104,7 +115,25 @@ interface DueRow {
   endpoint: SendableEndpoint;
 }
 
-type PendingRow = Omit<DueRow, 'endpoint'>;
+export type PendingRow = Omit<DueRow, 'endpoint'>;
+
+export interface LaneRef {
+  customer_id: string;
+  webhook_id: string;
+  device_id: string;
+}
+
+/** What the projector committed since its last hand-off (projector.ts). */
+export interface HandOff {
+  /** Customers with new deliveries or a new agreed rate. */
+  customers: Set<string>;
+  /** Customers whose agreed rate was set. */
+  rates: Set<string>;
+  /** New first attempts, in queue order. */
+  rows: PendingRow[];
+  /** Lanes given pending rows memory does not hold (redeliveries, replays). */
+  untrack: LaneRef[];
+}
 
 export interface Outcome {
   row: DueRow;
@@ -126,8 +155,6 @@ interface CustomerLane {
   queue: PQueue;
   /** Lanes (endpoint, device) that had pending deliveries at the last look, by `laneKey`. */
   lanes: Map<string, { webhook_id: string; device_id: string }>;
-  /** The highest delivery seq the lane set has seen; newer first attempts are found from it. */
-  seenThrough: number;
   /** When the whole lane set is read again. */
   rediscoverAt: number;
   /** Where the next pump starts in the lane set, so no lane always comes last. */
@@ -146,6 +173,11 @@ export class WebhookDispatcher {
    */
   private readonly busyLanes = new Map<string, string>();
   private readonly outcomes: Outcome[] = [];
+  /** Tracked lanes' pending rows not yet started, in order, by `laneKey` (see the module comment). */
+  private readonly trackedRows = new Map<string, PendingRow[]>();
+  private trackedRowCount = 0;
+  /** Lanes whose pending rows memory may not hold: they are read from the database. */
+  private readonly untracked = new Set<string>();
   private readonly openedSecrets = new Map<string, string>();
   /** Endpoints whose `failing_since` is set (this dispatcher is the only one that sets it); a success clears it. */
   private readonly failingEndpoints: Set<string>;
@@ -173,15 +205,11 @@ export class WebhookDispatcher {
          FROM wh_deliveries WHERE webhook_id = ? AND device_id = ? AND next_attempt_at IS NOT NULL AND seq > ?
          ORDER BY seq LIMIT ?`,
       ),
-      // Lanes of first attempts queued since `seq` (a range of index wh_due), and every lane with pending deliveries.
-      newLanes: db.prepare(
-        `SELECT webhook_id, device_id, max(seq) AS seq FROM wh_deliveries
-         WHERE customer_id = ? AND next_attempt_at = 0 AND seq > ? GROUP BY webhook_id, device_id`,
-      ),
+      // Every lane with pending deliveries, of a customer (index wh_due) and of all (index wh_lane).
       allLanes: db.prepare(
-        `SELECT webhook_id, device_id, max(seq) AS seq FROM wh_deliveries
-         WHERE customer_id = ? AND next_attempt_at IS NOT NULL GROUP BY webhook_id, device_id`,
+        `SELECT DISTINCT webhook_id, device_id FROM wh_deliveries WHERE customer_id = ? AND next_attempt_at IS NOT NULL`,
       ),
+      pendingLanes: db.prepare('SELECT DISTINCT webhook_id, device_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL'),
       limit: db.prepare('SELECT plan, per_s FROM wh_customers WHERE customer_id = ?'),
       insertAttempt: db.prepare(
         'INSERT OR REPLACE INTO wh_attempts (delivery_id, attempt, at, status, error, latency_ms, response_start) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -201,6 +229,8 @@ export class WebhookDispatcher {
   }
 
   start(): void {
+    // What was pending before this start is only in the database.
+    for (const r of this.q.pendingLanes.all() as Array<{ webhook_id: string; device_id: string }>) this.untrack(laneKey(r.webhook_id, r.device_id));
     for (const c of this.q.customersWithWork.all() as string[]) this.lane(c);
     this.timer = setInterval(() => {
       for (const lane of this.customers.values()) lane.dirty = true;
@@ -210,17 +240,54 @@ export class WebhookDispatcher {
     this.pump();
   }
 
-  /** New deliveries (or a new agreed rate) were committed for these customers: look at them now rather than at the next tick. */
-  wake(customers: Iterable<string>): void {
+  /** New deliveries were committed for these customers (or a new agreed rate, `rates`): look at them now rather than at the next tick. */
+  wake(customers: Iterable<string>, rates: ReadonlySet<string> = new Set()): void {
     for (const c of customers) {
       const lane = this.lane(c);
       lane.nextDueAt = 0;
+      lane.dirty = true;
+      if (!rates.has(c)) continue;
       lane.perS = this.perSecond(c);
       lane.queue.concurrency = concurrencyFor(lane.perS);
       this.agents.get(c)?.resize(concurrencyFor(lane.perS));
-      lane.dirty = true;
     }
     this.schedulePump();
+  }
+
+  /** Takes what the projector committed: its lanes join their customers' sets, and the rows of tracked lanes are held. */
+  accept(handOff: HandOff): void {
+    for (const l of handOff.untrack) {
+      this.untrack(laneKey(l.webhook_id, l.device_id));
+      this.lane(l.customer_id).lanes.set(laneKey(l.webhook_id, l.device_id), { webhook_id: l.webhook_id, device_id: l.device_id });
+    }
+    for (const r of handOff.rows) {
+      const key = laneKey(r.webhook_id, r.device_id);
+      const lanes = this.lane(r.customer_id).lanes;
+      if (!lanes.has(key)) lanes.set(key, { webhook_id: r.webhook_id, device_id: r.device_id });
+      if (this.untracked.has(key)) continue;
+      if (this.trackedRowCount >= TRACKED_ROWS_MAX) {
+        this.untrack(key);
+        continue;
+      }
+      let rows = this.trackedRows.get(key);
+      if (!rows) {
+        rows = [];
+        this.trackedRows.set(key, rows);
+      }
+      rows.push(r);
+      this.trackedRowCount += 1;
+    }
+    this.wake(handOff.customers, handOff.rates);
+  }
+
+  /** The lane's pending rows are to be read from the database from now on (until a read finds it empty). */
+  private untrack(key: string): void {
+    this.untracked.add(key);
+    const rows = this.trackedRows.get(key);
+    if (rows) {
+      this.trackedRowCount -= rows.length;
+      this.trackedRows.delete(key);
+    }
   }
 
   /** The customer's agreed rate, else its plan's (Enterprise without an agreement: the configured default). */
@@ -250,7 +317,6 @@ export class WebhookDispatcher {
         bucket: fullBucket(bucketLimits(perS), this.o.clock.now()),
         queue: new PQueue({ concurrency: concurrencyFor(perS) }),
         lanes: new Map(),
-        seenThrough: 0,
         rediscoverAt: 0,
         cursor: 0,
       };
@@ -287,18 +353,12 @@ export class WebhookDispatcher {
     if (now - this.lastPrune > 600_000) this.prune(now);
   }
 
-  /** Adds the lanes of first attempts queued since the last look; every few seconds, reads the whole set again. */
+  /** Every few seconds, reads the customer's whole set of lanes again (new lanes are handed over as they are queued). */
   private discoverLanes(customerId: string, lane: CustomerLane, now: number): void {
-    const whole = now >= lane.rediscoverAt;
-    if (whole) lane.rediscoverAt = now + LANE_REDISCOVERY_MS;
-    const rows = (whole ? this.q.allLanes.all(customerId) : this.q.newLanes.all(customerId, lane.seenThrough)) as Array<{
-      webhook_id: string;
-      device_id: string;
-      seq: number;
-    }>;
-    for (const r of rows) {
+    if (now < lane.rediscoverAt) return;
+    lane.rediscoverAt = now + LANE_REDISCOVERY_MS;
+    for (const r of this.q.allLanes.all(customerId) as Array<{ webhook_id: string; device_id: string }>) {
       lane.lanes.set(laneKey(r.webhook_id, r.device_id), { webhook_id: r.webhook_id, device_id: r.device_id });
-      if (r.seq > lane.seenThrough) lane.seenThrough = r.seq;
     }
   }
 
@@ -327,6 +387,7 @@ export class WebhookDispatcher {
       }
       const row = this.claim(lane, head.due, now);
       if (!row) break;
+      if (!this.untracked.has(key)) this.shiftStarted(this.trackedRows.get(key)!, key, true);
       started += 1;
       void lane.queue.add(() => this.attempt(row));
     }
@@ -341,13 +402,27 @@ export class WebhookDispatcher {
    * lane has nothing pending. The first look reads one row: almost always it is due, or holds the lane.
    */
   private laneHead(l: { webhook_id: string; device_id: string }, now: number, from = 0): { due: DueRow } | { waitUntil: number } | null {
+    const key = laneKey(l.webhook_id, l.device_id);
     // A disabled or deleted endpoint's lanes have nothing to send (enabling it again rediscovers them).
     const endpoint = this.o.endpoints.get(l.webhook_id);
-    if (!endpoint?.enabled) return null;
+    if (!endpoint?.enabled) {
+      this.untrack(key);
+      return null;
+    }
+    if (!this.untracked.has(key)) {
+      // Tracked: every pending row of the lane is in memory, and the lane is free, so none is in flight.
+      const first = this.trackedRows.get(key)?.[0];
+      return first ? { due: { ...first, endpoint } } : null;
+    }
     let after = from;
     let waitUntil = Number.POSITIVE_INFINITY;
     for (let page = 1; ; page = LANE_HEAD_ROWS) {
       const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after, page) as PendingRow[];
+      if (rows.length === 0 && after === 0) {
+        // Nothing pending at all, and nothing in flight (the lane is free): memory can hold what comes next.
+        this.untracked.delete(key);
+        return null;
+      }
       if (rows.length === 0) return after === from ? null : { waitUntil };
       const head = laneHeadOf(rows, now);
       if ('due' in head) return { due: { ...head.due, endpoint } };
@@ -424,12 +499,15 @@ export class WebhookDispatcher {
       lane.dirty = true;
       return null;
     }
+    const key = laneKey(done.webhook_id, done.device_id);
+    const tracked = !this.untracked.has(key);
     // No more rows than it has tokens for: a customer at its rate sends one or two per chain.
-    if (ahead.length === 0) this.readAhead(done, now, ahead, Math.min(READ_AHEAD_ROWS, tokens));
-    const next = ahead[0];
+    if (!tracked && ahead.length === 0) this.readAhead(done, now, ahead, Math.min(READ_AHEAD_ROWS, tokens));
+    const source = tracked ? this.trackedRows.get(key) : ahead;
+    const next = source?.[0];
     if (!next) return null;
     const row = this.claim(lane, { ...next, endpoint }, now);
-    if (row) ahead.shift();
+    if (row) this.shiftStarted(source!, key, tracked);
     return row;
   }
 
@@ -445,6 +523,14 @@ export class WebhookDispatcher {
       if (place === 'due') ahead.push(r);
       else if (place === 'holds') return;
     }
+  }
+
+  /** The first row of `source` was started: it leaves the lane's rows in memory. */
+  private shiftStarted(source: PendingRow[], key: string, tracked: boolean): void {
+    source.shift();
+    if (!tracked) return;
+    this.trackedRowCount -= 1;
+    if (source.length === 0) this.trackedRows.delete(key);
   }
 
   /** Takes a token of the customer for `row` and marks it in flight, holding its lane; null (customer left dirty) without a token. */
@@ -511,6 +597,8 @@ export class WebhookDispatcher {
     for (const o of batch) {
       this.inFlight.delete(o.row.delivery_id);
       const key = laneKey(o.row.webhook_id, o.row.device_id);
+      // A failed delivery stays pending in the database only.
+      if (!o.result.ok) this.untrack(key);
       // Free the lane unless a success already went on to its next delivery.
       if (this.busyLanes.get(key) === o.row.delivery_id) this.busyLanes.delete(key);
       const customer = this.customers.get(o.row.customer_id);

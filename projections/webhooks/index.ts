@@ -21,7 +21,7 @@ import { ProjectionRunner } from '../runner.js';
 import { openDeliveryDb } from './delivery-db.js';
 import { EndpointCache } from './endpoint-cache.js';
 import { DeliveryLog, type WebhookDeliveryAccess } from './delivery-log.js';
-import { WebhookDispatcher, type Outcome } from './dispatcher.js';
+import { WebhookDispatcher, type LaneRef, type Outcome } from './dispatcher.js';
 import { kindsMatching } from './kind-filter.js';
 import { webhookMessages } from './payload.js';
 import { webhookProjector } from './projector.js';
@@ -69,7 +69,7 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
     this.runner = new ProjectionRunner(o.store, this.db, [projector], o.log.child({ part: 'webhook-projector' }), PROJECTOR_BATCH);
     this.dispatcher = new WebhookDispatcher({ ...o, db: this.db, endpoints });
     this.runner.onApplied(() => {
-      this.dispatcher.wake(projector.takeTouchedCustomers());
+      this.dispatcher.accept(projector.takeHandOff());
       this.runReplays();
     });
     this.reads = new DeliveryLog(this.db, o.box, o.allowPrivate, o.clock);
@@ -144,6 +144,7 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
     for (;;) {
       const batch: RecordedEvent[] = await this.o.store.readAll({ ...(after ? { after } : {}), maxCount: 2000 });
       const inRange = batch.filter((e) => comparePositions(e.position, upTo) <= 0);
+      const lanes = new Map<string, LaneRef>();
       this.db.transaction(() => {
         for (const e of inRange) {
           const deviceId = (e.data as { device_id?: string }).device_id;
@@ -158,9 +159,12 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
               newId('dlv', e.created), job.webhook_id, job.customer_id, m.device_id, m.payload.event_id, m.payload.event,
               m.occurred_at, JSON.stringify(m.payload), e.created, job.replay_id,
             );
+            lanes.set(m.device_id, { customer_id: job.customer_id, webhook_id: job.webhook_id, device_id: m.device_id });
           }
         }
       })();
+      // Replayed rows sit among the lanes' rows in the database, which memory does not hold.
+      if (lanes.size > 0) this.dispatcher.accept({ customers: new Set([job.customer_id]), rates: new Set(), rows: [], untrack: [...lanes.values()] });
       after = batch.at(-1)?.position;
       if (inRange.length < batch.length || batch.length === 0) break;
     }

@@ -8,14 +8,20 @@
  *
  * A first attempt (and a redelivery) is due at once: `next_attempt_at` 0, so
  * it sorts before retries and in log order inside a customer's queue.
+ *
+ * What it queued is handed to the dispatcher in memory once committed
+ * (`takeHandOff`): the new rows themselves, so a lane whose every pending row
+ * the dispatcher holds is sent without reading them back, and the lanes whose
+ * pending rows it no longer knows (a redelivery puts an old row back).
  */
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '../../core/event-store/port.js';
 import { positionToString } from '../../core/event-store/port.js';
 import { newId } from '../../core/ids.js';
 import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
-import type { EventHandler, Projection } from '../projection.js';
+import { batchHandler, type EventHandler, type Projection } from '../projection.js';
 import type { EventKind } from '../../core/alarms.js';
+import type { HandOff, LaneRef } from './dispatcher.js';
 import type { EndpointCache } from './endpoint-cache.js';
 import { kindsMatching } from './kind-filter.js';
 import { webhookMessages, type WebhookMessage } from './payload.js';
@@ -27,24 +33,26 @@ interface EndpointFilter {
 }
 
 export interface WebhookProjector extends Projection {
-  /** Customers that got deliveries since the last call (the dispatcher looks at them first). */
-  takeTouchedCustomers(): Set<string>;
+  /** What was queued since the last call, for the dispatcher; call it once the batch is committed. */
+  takeHandOff(): HandOff;
 }
+
+const emptyHandOff = (): HandOff => ({ customers: new Set(), rates: new Set(), rows: [], untrack: [] });
 
 /**
  * `endpoints`: the dispatcher's cache of endpoints, told of every endpoint this projector changes.
  * `owns(webhookId)`: whether this node delivers the endpoint (scale-out shards); one node owns all by default.
  */
 export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: string) => boolean = () => true): WebhookProjector {
-  let touched = new Set<string>();
+  let handOff = emptyHandOff();
   return {
     name: 'webhooks',
     migrate() {
       // openDeliveryDb creates the tables: they must exist before the runner reads its checkpoint.
     },
-    takeTouchedCustomers() {
-      const out = touched;
-      touched = new Set();
+    takeHandOff() {
+      const out = handOff;
+      handOff = emptyHandOff();
       return out;
     },
     prepare(db: Database.Database): EventHandler {
@@ -82,15 +90,20 @@ export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: str
         for (const e of endpoints) {
           if (!e.kinds.has(m.payload.event) || (e.device_ids && !e.device_ids.has(m.device_id))) continue;
           body ??= JSON.stringify(m.payload);
-          q.insertDelivery.run(
-            newId('dlv', event.created), e.webhook_id, m.customer_id, m.device_id, m.payload.event_id, m.payload.event,
+          const deliveryId = newId('dlv', event.created);
+          const { lastInsertRowid } = q.insertDelivery.run(
+            deliveryId, e.webhook_id, m.customer_id, m.device_id, m.payload.event_id, m.payload.event,
             m.occurred_at, body, event.created, null,
           );
-          touched.add(m.customer_id);
+          handOff.customers.add(m.customer_id);
+          handOff.rows.push({
+            seq: Number(lastInsertRowid), delivery_id: deliveryId, webhook_id: e.webhook_id, customer_id: m.customer_id, device_id: m.device_id,
+            event_id: m.payload.event_id, kind: m.payload.event, attempts: 0, next_attempt_at: 0, body,
+          });
         }
       };
 
-      return (event) => {
+      const handle = (event: RecordedEvent) => {
         const e = event;
         switch (e.type) {
           case 'CustomerCreated':
@@ -98,7 +111,8 @@ export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: str
             return;
           case 'CustomerWebhookLimitSet':
             q.setLimit.run(e.data.per_s, e.data.customer_id);
-            touched.add(e.data.customer_id);
+            handOff.customers.add(e.data.customer_id);
+            handOff.rates.add(e.data.customer_id);
             return;
           case 'WebhookEndpointCreated': {
             const d = e.data;
@@ -137,10 +151,15 @@ export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: str
             endpoints.forget(e.data.webhook_id);
             reloadFilters(e.data.customer_id);
             return;
-          case 'WebhookRedeliveryRequested':
+          case 'WebhookRedeliveryRequested': {
             if (!owns(e.data.webhook_id)) return;
-            if (q.redeliver.run(e.data.delivery_id, e.data.webhook_id, e.data.customer_id).changes > 0) touched.add(e.data.customer_id);
+            const lane = q.redeliver.get(e.data.delivery_id, e.data.webhook_id, e.data.customer_id) as LaneRef | undefined;
+            if (lane) {
+              handOff.customers.add(lane.customer_id);
+              handOff.untrack.push(lane);
+            }
             return;
+          }
           case 'WebhookReplayRequested': {
             const d = e.data;
             if (!owns(d.webhook_id)) return;
@@ -170,6 +189,8 @@ export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: str
             return;
         }
       };
+      // Rows of a batch that rolled back were never committed: nothing to hand over.
+      return batchHandler(handle, { flush() {}, discard: () => void (handOff = emptyHandOff()) });
     },
   };
 }
@@ -193,7 +214,8 @@ function statements(db: Database.Database) {
     cancelPending: db.prepare(`UPDATE wh_deliveries SET state = 'cancelled', next_attempt_at = NULL WHERE webhook_id = ? AND next_attempt_at IS NOT NULL`),
     redeliver: db.prepare(
       `UPDATE wh_deliveries SET state = 'pending', next_attempt_at = 0
-       WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ? AND next_attempt_at IS NULL`,
+       WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ? AND next_attempt_at IS NULL
+       RETURNING webhook_id, device_id, customer_id`,
     ),
     insertReplay: db.prepare(
       'INSERT OR IGNORE INTO wh_replays (replay_id, webhook_id, customer_id, from_ms, to_ms, events, up_to) VALUES (?, ?, ?, ?, ?, ?, ?)',
