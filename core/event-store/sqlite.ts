@@ -68,7 +68,7 @@ const POLL_MS = 200;
  * and a read-model commit of a few events. Spaced, the followers read and commit in
  * batches, and the gateway thread posts a hundred times a second rather than a thousand.
  */
-const NEARBY_NOTICE_SPACING_MS = 10;
+const NEARBY_NOTICE_SPACING_MS = 40;
 
 /**
  * The writer's entry point. Compiled, it sits next to this module; when this module runs
