@@ -358,7 +358,10 @@ export class WebhookDispatcher {
     if (now < lane.rediscoverAt) return;
     lane.rediscoverAt = now + LANE_REDISCOVERY_MS;
     for (const r of this.q.allLanes.all(customerId) as Array<{ webhook_id: string; device_id: string }>) {
-      lane.lanes.set(laneKey(r.webhook_id, r.device_id), { webhook_id: r.webhook_id, device_id: r.device_id });
+      const key = laneKey(r.webhook_id, r.device_id);
+      lane.lanes.set(key, { webhook_id: r.webhook_id, device_id: r.device_id });
+      // A free tracked lane with nothing in memory has nothing pending; if the database says otherwise, it is right.
+      if (!this.untracked.has(key) && !this.busyLanes.has(key) && !this.trackedRows.has(key)) this.untrack(key);
     }
   }
 

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
         devicesPerCustomer: Number(values.devices ?? 100),
         seconds: Number(values.duration ?? 15),
         pointsPerFrame: Number(values['points-per-frame'] ?? 10),
-        overload: Number(values.overload ?? 1.5),
+        overload: Number(values.overload ?? 1),
       });
     } else if (name === 'rebuild') await runRebuildBench(Number(values.events ?? 500_000));
     else throw new Error(`unknown benchmark ${name}; try ingest, decode, api, geofences, rebuild or webhooks`);

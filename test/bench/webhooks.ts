@@ -11,8 +11,11 @@
  *   latency     about half of each customer's limit: event-to-delivery p50/p99
  *               (receive time minus the fix time, which the load client sets to
  *               the moment it sends the frame), and each customer's rate
- *   throughput  offered load above the sum of the plan limits: deliveries/s at
- *               the receiver over the steady part of the window
+ *   throughput  every customer offered its whole limit (`--overload 1`, the
+ *               default; more to see a growing backlog): deliveries/s at the
+ *               receiver over the steady part of the window. Load above the
+ *               limits cannot be delivered within them whatever the platform
+ *               does; it only adds ingest and queueing work for later.
  *
  * A warm-up at the latency phase's rate comes first, not counted. Between phases
  * the queue drains; at the end the delivery database says how
@@ -41,7 +44,7 @@ export interface WebhookBenchOptions {
   devicesPerCustomer: number;
   seconds: number;
   pointsPerFrame: number;
-  /** Offered load of the throughput phase, as a multiple of each customer's limit. */
+  /** Offered load of the throughput phase, as a multiple of each customer's limit (1: each at its limit). */
   overload: number;
 }
 
@@ -317,8 +320,8 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<void> {
     // logged-in units (first positions, online transitions, JIT) are not the steady state.
     const warmUp = await phase('warm-up', o, receiver, platform, fleet, PRO_PER_S / 2);
     await sleep(5000);
-    // Latency before throughput, on a platform at rest: after the overload phase the read models work
-    // through its backlog for a while, and latency measured then would be that catch-up's, not delivery's.
+    // Latency before throughput, on a platform at rest: after a phase at the limits the queues take a
+    // while to drain, and latency measured then would be that backlog's, not delivery's.
     const latency = await phase('latency', o, receiver, platform, fleet, PRO_PER_S / 2);
     const throughput = await phase('throughput', o, receiver, platform, fleet, PRO_PER_S * o.overload);
     for (const sim of sims) sim.stop();

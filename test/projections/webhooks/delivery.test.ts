@@ -143,6 +143,55 @@ describe('webhook delivery', () => {
     expect(s.delivery.reads.delivery(cus, webhookId, failed.delivery_id)!.attempt_log.map((a) => a.status)).toEqual([500, 200]);
   });
 
+  it("holds a device's deliveries queued after one of its deliveries failed behind that delivery's retry, then sends them in order", async () => {
+    const s = await setup();
+    const rx = await s.receiver();
+    const cus = await s.customer();
+    const dev = await s.device(cus);
+    const { webhookId } = await s.endpoint(cus, rx, ['position.updated']);
+    rx.respond(500);
+    const t0 = s.clock.now() - 60_000;
+    await s.fixes(dev, 1, t0);
+    await rx.waitFor(1);
+    await until(() => s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.attempts === 1);
+    rx.respond(200);
+    // Queued (and handed to the dispatcher) while the first one waits for its retry.
+    const { position } = await s.fixes(dev, 3, t0 + 1000);
+    await s.delivery.waitFor(position);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(rx.received).toHaveLength(1);
+    s.clock.advance(RETRY_SCHEDULE_MS[0]!);
+    const got = await rx.waitFor(5);
+    expect(got.slice(1).map((r) => r.json.position.speed_kmh)).toEqual([0, 0, 1, 2]);
+    expect(got[1]!.headers['x-service-attempt']).toBe('2');
+  });
+
+  it("sends a redelivery of a device's delivered event although the device's newer deliveries are queued", async () => {
+    const s = await setup();
+    const rx = await s.receiver();
+    const cus = await s.customer();
+    const dev = await s.device(cus);
+    const { webhookId } = await s.endpoint(cus, rx, ['position.updated']);
+    await s.fixes(dev, 1);
+    const [first] = await rx.waitFor(1);
+    await until(() => s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.state === 'delivered');
+    const delivered = s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]!;
+    // A free customer's bucket would hold later ones back; this one is Pro, so the lane keeps moving while the redelivery comes in.
+    await s.fixes(dev, 5, s.clock.now());
+    await s.append(streams.webhook(webhookId), [
+      { id: randomUuid(), type: 'WebhookRedeliveryRequested', data: { customer_id: cus, webhook_id: webhookId, delivery_id: delivered.delivery_id, requested_at: s.clock.now() } },
+    ]);
+    for (let i = 0; i < 50 && rx.received.length < 7; i++) {
+      s.clock.advance(100);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const got = await rx.waitFor(7);
+    const again = got.slice(1).filter((r) => r.headers['x-service-event-id'] === first!.headers['x-service-event-id']);
+    expect(again).toHaveLength(1);
+    expect(again[0]!.raw).toBe(first!.raw);
+    expect(again[0]!.headers['x-service-attempt']).toBe('2');
+  });
+
   it('disables the endpoint when the receiver answers 410', async () => {
     const s = await setup();
     const rx = await s.receiver();
