@@ -1,8 +1,9 @@
 /**
  * Sends queued deliveries: the side-effect half of webhooks (the projector
- * fills the queue). Per customer, a token bucket on the injected clock holds
- * the plan's deliveries per second (excess waits in the queue, nothing is
- * dropped) and a p-queue bounds requests in flight, and its connections come
+ * fills the queue). Per customer, a sliding window on the injected clock holds
+ * the plan's deliveries per second exactly (send-window.ts; excess waits in the
+ * queue, nothing is dropped), a token bucket spreads them over the second, and
+ * a p-queue bounds requests in flight, and its connections come
  * from keep-alive agents of its own, so one customer's slow or dead receiver
  * only ever occupies that customer's slots and sockets (even when another
  * customer's endpoints are on the same host).
@@ -44,6 +45,7 @@ import type { EndpointCache, SendableEndpoint } from './endpoint-cache.js';
 import { createWebhookAgents, type AttemptResult, type WebhookAgents } from './post-attempt.js';
 import { honoursRetryAfter, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js';
 import { sendSigned } from './send.js';
+import { SendWindow } from './send-window.js';
 import { guardedLookup, type WebhookLookup } from './url-safety.js';
 
 /** Deliveries per second by plan; Enterprise is agreed per customer (`fleet customer set-webhook-limit`), FLEET_WEBHOOK_ENTERPRISE_PER_S without an agreement. */
@@ -67,17 +69,17 @@ const TRACKED_ROWS_MAX = 50_000;
 export const LANE_HOLDING_ATTEMPTS = 3;
 
 /**
- * A customer's bucket: `perS` a second, and at most a tenth of a second's worth
- * at once, so no one-second window ever holds more than `perS` plus that
- * (Free: 11 at most where the plan says 10).
+ * A customer's bucket: `perS` a second, at most a quarter of a second's worth at once. It only
+ * spreads the sends; the send window holds the limit (a bucket that small loses refills during a
+ * pause of the thread, one big enough not to would let two seconds' worth into one).
  */
 function bucketLimits(perS: number): BucketLimits {
-  return { capacity: Math.max(1, Math.ceil(perS / 10)), perMinute: perS * 60 };
+  return { capacity: Math.max(1, Math.ceil(perS / 4)), perMinute: perS * 60 };
 }
 
-/** The deliveries a customer may start now: its bucket's whole tokens. */
-function wholeTokens(lane: { bucket: BucketState; perS: number }, now: number): number {
-  return Math.floor(availableTokens(lane.bucket, bucketLimits(lane.perS), now) + 1e-9);
+/** The deliveries a customer may start now: what both its bucket and its send window allow. */
+function wholeTokens(lane: { bucket: BucketState; window: SendWindow; perS: number }, now: number): number {
+  return Math.min(Math.floor(availableTokens(lane.bucket, bucketLimits(lane.perS), now) + 1e-9), lane.window.room(now));
 }
 
 /** Requests (and sockets per receiver host) in flight for one customer: enough to reach its rate against a slow receiver, bounded so sockets stay few. */
@@ -151,6 +153,8 @@ interface CustomerLane {
    */
   dirty: boolean;
   bucket: BucketState;
+  /** The plan limit: at most `perS` sends in any second. */
+  window: SendWindow;
   perS: number;
   queue: PQueue;
   /** Lanes (endpoint, device) that had pending deliveries at the last look, by `laneKey`. */
@@ -165,6 +169,8 @@ const laneKey = (webhookId: string, deviceId: string) => `${webhookId}\u0000${de
 
 export class WebhookDispatcher {
   private readonly customers = new Map<string, CustomerLane>();
+  /** What an idle customer's limits were (its lane is dropped while idle): a customer back within the second is still held to it. */
+  private readonly idleLimits = new Map<string, Pick<CustomerLane, 'perS' | 'bucket' | 'window'>>();
   private readonly inFlight = new Set<string>();
   /**
    * Lanes with a delivery in flight, and which: nothing else of theirs starts meanwhile. A
@@ -248,6 +254,7 @@ export class WebhookDispatcher {
       lane.dirty = true;
       if (!rates.has(c)) continue;
       lane.perS = this.perSecond(c);
+      lane.window = lane.window.resized(lane.perS);
       lane.queue.concurrency = concurrencyFor(lane.perS);
       this.agents.get(c)?.resize(concurrencyFor(lane.perS));
     }
@@ -309,12 +316,16 @@ export class WebhookDispatcher {
   private lane(customerId: string): CustomerLane {
     let lane = this.customers.get(customerId);
     if (!lane) {
-      const perS = this.perSecond(customerId);
+      // A customer idle for a moment keeps its rate, its last second of sends and its bucket.
+      const kept = this.idleLimits.get(customerId);
+      this.idleLimits.delete(customerId);
+      const perS = kept?.perS ?? this.perSecond(customerId);
       lane = {
         nextDueAt: 0,
         dirty: true,
         perS,
-        bucket: fullBucket(bucketLimits(perS), this.o.clock.now()),
+        bucket: kept?.bucket ?? fullBucket(bucketLimits(perS), this.o.clock.now()),
+        window: kept?.window ?? new SendWindow(perS),
         queue: new PQueue({ concurrency: concurrencyFor(perS) }),
         lanes: new Map(),
         rediscoverAt: 0,
@@ -348,7 +359,10 @@ export class WebhookDispatcher {
       lane.dirty = false;
       this.discoverLanes(customerId, lane, now);
       this.startHeads(lane, Math.min(room, tokens), now);
-      if (lane.lanes.size === 0 && lane.queue.size === 0 && lane.queue.pending === 0) this.customers.delete(customerId);
+      if (lane.lanes.size === 0 && lane.queue.size === 0 && lane.queue.pending === 0) {
+        this.customers.delete(customerId);
+        this.idleLimits.set(customerId, { perS: lane.perS, bucket: lane.bucket, window: lane.window });
+      }
     }
     if (now - this.lastPrune > 600_000) this.prune(now);
   }
@@ -538,10 +552,11 @@ export class WebhookDispatcher {
 
   /** Takes a token of the customer for `row` and marks it in flight, holding its lane; null (customer left dirty) without a token. */
   private claim(lane: CustomerLane, row: DueRow, now: number): DueRow | null {
-    if (!take(lane.bucket, bucketLimits(lane.perS), now).allowed) {
+    if (lane.window.room(now) < 1 || !take(lane.bucket, bucketLimits(lane.perS), now).allowed) {
       lane.dirty = true;
       return null;
     }
+    lane.window.take(now);
     this.inFlight.add(row.delivery_id);
     this.busyLanes.set(laneKey(row.webhook_id, row.device_id), row.delivery_id);
     return row;

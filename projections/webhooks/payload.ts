@@ -48,10 +48,6 @@ export interface WebhookMessage {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function positionOf(d: PositionRecorded['data']): WebhookPosition {
-  return { lat: d.lat, lng: d.lng, speed_kmh: d.speed_kmh, timestamp: iso(d.fix_time) };
-}
-
 /**
  * The payloads `event` produces. `before`/`after` are the device's read-model
  * row around the event (only connectivity events look at them).
@@ -87,9 +83,25 @@ export function webhookMessages(event: RecordedEvent, before: DeviceRow | null, 
     case 'PositionRecorded': {
       const d = event.data;
       if (!isPlausibleFix(d)) return [];
-      return message(d, 'position.updated', deviceEventId(d.fix_time, `position:${event.id}`), d.fix_time,
-        { driver_id: after?.driver_id ?? null, severity: 'info', position: positionOf(d) },
-        { heading_deg: d.heading_deg, altitude_m: d.altitude_m, satellites: d.satellites, ignition: d.ignition, valid: d.valid });
+      // Nearly every payload is this one: one literal, in the key order `message` gives the others.
+      const at = iso(d.fix_time);
+      const payload: WebhookPayload = {
+        heading_deg: d.heading_deg,
+        altitude_m: d.altitude_m,
+        satellites: d.satellites,
+        ignition: d.ignition,
+        valid: d.valid,
+        event: 'position.updated',
+        event_id: deviceEventId(d.fix_time, `position:${event.id}`),
+        occurred_at: at,
+        sequence,
+        device_id: d.device_id,
+        device_name: after?.name ?? null,
+        driver_id: after?.driver_id ?? null,
+        severity: 'info',
+        position: { lat: d.lat, lng: d.lng, speed_kmh: d.speed_kmh, timestamp: at },
+      };
+      return [{ customer_id: d.customer_id, device_id: d.device_id, occurred_at: d.fix_time, payload }];
     }
     case 'DeviceConnected': {
       if (!after || before?.status === 'online' || after.status !== 'online') return [];
