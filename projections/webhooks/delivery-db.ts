@@ -46,8 +46,13 @@ export function openDeliveryDb(path: string): Database.Database {
     CREATE TABLE IF NOT EXISTS wh_attempts (
       delivery_id TEXT NOT NULL, attempt INTEGER NOT NULL, at INTEGER NOT NULL, status INTEGER, error TEXT,
       latency_ms INTEGER, response_start TEXT, PRIMARY KEY (delivery_id, attempt));
+    -- Attempts before a delivery's latest one; the latest is on its row (last_*), so a first attempt that
+    -- succeeds writes no row here. A redelivery first copies the latest here (the projector).
     CREATE TABLE IF NOT EXISTS wh_replays (
       replay_id TEXT PRIMARY KEY, webhook_id TEXT NOT NULL, customer_id TEXT NOT NULL, from_ms INTEGER NOT NULL,
       to_ms INTEGER NOT NULL, events TEXT, up_to TEXT NOT NULL, progress TEXT, done INTEGER NOT NULL DEFAULT 0);`);
+  // Added after the first release: the latest attempt's response start, beside its other last_* columns.
+  const columns = (db.prepare('PRAGMA table_info(wh_deliveries)').all() as Array<{ name: string }>).map((c) => c.name);
+  if (!columns.includes('last_response_start')) db.exec('ALTER TABLE wh_deliveries ADD COLUMN last_response_start TEXT');
   return db;
 }

@@ -73,7 +73,7 @@ export class DeliveryLog {
       seqOf: db.prepare('SELECT seq FROM wh_deliveries WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ?').pluck(),
       one: db.prepare(
         `SELECT delivery_id, webhook_id, event_id, kind, device_id, state, attempts, created_at, next_attempt_at, last_attempt_at,
-                last_status, last_error, last_latency_ms, replay_id
+                last_status, last_error, last_latency_ms, replay_id, last_response_start
          FROM wh_deliveries WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ?`,
       ),
       attempts: db.prepare('SELECT attempt, at, status, error, latency_ms, response_start FROM wh_attempts WHERE delivery_id = ? ORDER BY attempt'),
@@ -88,9 +88,15 @@ export class DeliveryLog {
   }
 
   delivery(customerId: string, webhookId: string, deliveryId: string): DeliveryWithAttempts | null {
-    const row = this.q.one.get(deliveryId, webhookId, customerId) as DeliveryRecord | undefined;
-    if (!row) return null;
-    return { ...row, attempt_log: this.q.attempts.all(deliveryId) as AttemptRecord[] };
+    const found = this.q.one.get(deliveryId, webhookId, customerId) as (DeliveryRecord & { last_response_start: string | null }) | undefined;
+    if (!found) return null;
+    const { last_response_start, ...row } = found;
+    const log = this.q.attempts.all(deliveryId) as AttemptRecord[];
+    // The latest attempt is on the delivery's row (a success has no row of its own in wh_attempts).
+    if (row.attempts > 0 && row.last_attempt_at !== null && log.at(-1)?.attempt !== row.attempts) {
+      log.push({ attempt: row.attempts, at: row.last_attempt_at, status: row.last_status, error: row.last_error, latency_ms: row.last_latency_ms, response_start: last_response_start });
+    }
+    return { ...row, attempt_log: log };
   }
 
   /** Whether this node knows the endpoint (it exists, is not deleted, and is in this node's shard). */

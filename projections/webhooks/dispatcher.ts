@@ -220,9 +220,10 @@ export class WebhookDispatcher {
       insertAttempt: db.prepare(
         'INSERT OR REPLACE INTO wh_attempts (delivery_id, attempt, at, status, error, latency_ms, response_start) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
+      // The latest attempt is on the delivery's row; wh_attempts gets a row for a failed one only (delivery-db.ts).
       settle: db.prepare(
         `UPDATE wh_deliveries SET attempts = ?, state = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_error = ?,
-           last_latency_ms = ? WHERE delivery_id = ?`,
+           last_latency_ms = ?, last_response_start = ? WHERE delivery_id = ?`,
       ),
       // Only an endpoint that was failing is written (failingEndpoints): a success is no write of its own on the delivery path.
       failingNow: db.prepare('SELECT webhook_id FROM wh_endpoints WHERE failing_since IS NOT NULL').pluck(),
@@ -590,7 +591,8 @@ export class WebhookDispatcher {
     this.o.db.transaction(() => {
       for (const o of batch) {
         const { row, result } = o;
-        this.q.insertAttempt.run(row.delivery_id, o.attempt, o.at, result.status, result.error, Math.round(result.latencyMs), result.responseBodyStart.slice(0, 1024));
+        const responseStart = result.responseBodyStart.slice(0, 1024);
+        if (!result.ok) this.q.insertAttempt.run(row.delivery_id, o.attempt, o.at, result.status, result.error, Math.round(result.latencyMs), responseStart);
         let state = 'delivered';
         let next: number | null = null;
         if (result.ok) {
@@ -609,7 +611,7 @@ export class WebhookDispatcher {
             disable.push({ row, reason: 'failing', detail: `Every attempt failed since ${new Date(health.failing_since).toISOString()}.` });
           }
         }
-        this.q.settle.run(o.attempt, state, next, o.at, result.status, result.error, Math.round(result.latencyMs), row.delivery_id);
+        this.q.settle.run(o.attempt, state, next, o.at, result.status, result.error, Math.round(result.latencyMs), responseStart, row.delivery_id);
       }
     })();
     for (const o of batch) {

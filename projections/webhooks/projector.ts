@@ -153,6 +153,8 @@ export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: str
             return;
           case 'WebhookRedeliveryRequested': {
             if (!owns(e.data.webhook_id)) return;
+            // Its latest attempt is only on its row, which the next attempt overwrites: keep it in the log of attempts.
+            q.keepLatestAttempt.run(e.data.delivery_id, e.data.webhook_id, e.data.customer_id);
             const lane = q.redeliver.get(e.data.delivery_id, e.data.webhook_id, e.data.customer_id) as LaneRef | undefined;
             if (lane) {
               handOff.customers.add(lane.customer_id);
@@ -216,6 +218,11 @@ function statements(db: Database.Database) {
       `UPDATE wh_deliveries SET state = 'pending', next_attempt_at = 0
        WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ? AND next_attempt_at IS NULL
        RETURNING webhook_id, device_id, customer_id`,
+    ),
+    keepLatestAttempt: db.prepare(
+      `INSERT OR IGNORE INTO wh_attempts (delivery_id, attempt, at, status, error, latency_ms, response_start)
+       SELECT delivery_id, attempts, last_attempt_at, last_status, last_error, last_latency_ms, last_response_start FROM wh_deliveries
+       WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ? AND next_attempt_at IS NULL AND attempts > 0`,
     ),
     insertReplay: db.prepare(
       'INSERT OR IGNORE INTO wh_replays (replay_id, webhook_id, customer_id, from_ms, to_ms, events, up_to) VALUES (?, ?, ?, ?, ?, ?, ?)',

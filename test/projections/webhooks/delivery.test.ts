@@ -190,6 +190,9 @@ describe('webhook delivery', () => {
     expect(again).toHaveLength(1);
     expect(again[0]!.raw).toBe(first!.raw);
     expect(again[0]!.headers['x-service-attempt']).toBe('2');
+    // Both attempts stay in its log: the first was only on the delivery's row until the redelivery.
+    await until(() => s.delivery.reads.delivery(cus, webhookId, delivered.delivery_id)!.attempts === 2 && s.delivery.reads.delivery(cus, webhookId, delivered.delivery_id)!.state === 'delivered');
+    expect(s.delivery.reads.delivery(cus, webhookId, delivered.delivery_id)!.attempt_log.map((a) => [a.attempt, a.status])).toEqual([[1, 200], [2, 200]]);
   });
 
   it('disables the endpoint when the receiver answers 410', async () => {
