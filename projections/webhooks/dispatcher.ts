@@ -265,8 +265,9 @@ export class WebhookDispatcher {
   /** Takes what the projector committed: its lanes join their customers' sets, and the rows of tracked lanes are held. */
   accept(handOff: HandOff): void {
     for (const l of handOff.untrack) {
-      this.untrack(laneKey(l.webhook_id, l.device_id));
-      this.lane(l.customer_id).lanes.set(laneKey(l.webhook_id, l.device_id), { webhook_id: l.webhook_id, device_id: l.device_id });
+      const key = laneKey(l.webhook_id, l.device_id);
+      this.untrack(key);
+      this.lane(l.customer_id).lanes.set(key, { webhook_id: l.webhook_id, device_id: l.device_id });
     }
     for (const r of handOff.rows) {
       const key = laneKey(r.webhook_id, r.device_id);
@@ -405,7 +406,7 @@ export class WebhookDispatcher {
       }
       const row = this.claim(lane, head.due, now);
       if (!row) break;
-      if (!this.untracked.has(key)) this.shiftStarted(this.trackedRows.get(key)!, key, true);
+      if (!this.untracked.has(key)) this.takeTrackedHead(key);
       started += 1;
       void lane.queue.add(() => this.attempt(row));
     }
@@ -416,10 +417,11 @@ export class WebhookDispatcher {
   }
 
   /**
-   * The lane's head (laneHeadOf), reading on past pages of passed-over failures; null when the
-   * lane has nothing pending. The first look reads one row: almost always it is due, or holds the lane.
+   * The lane's head: a tracked lane's first row in memory, else laneHeadOf of its rows read on past
+   * pages of passed-over failures; null when the lane has nothing pending. The first read is of one
+   * row: almost always it is due, or holds the lane.
    */
-  private laneHead(l: { webhook_id: string; device_id: string }, now: number, from = 0): { due: DueRow } | { waitUntil: number } | null {
+  private laneHead(l: { webhook_id: string; device_id: string }, now: number): { due: DueRow } | { waitUntil: number } | null {
     const key = laneKey(l.webhook_id, l.device_id);
     // A disabled or deleted endpoint's lanes have nothing to send (enabling it again rediscovers them).
     const endpoint = this.o.endpoints.get(l.webhook_id);
@@ -432,7 +434,7 @@ export class WebhookDispatcher {
       const first = this.trackedRows.get(key)?.[0];
       return first ? { due: { ...first, endpoint } } : null;
     }
-    let after = from;
+    let after = 0;
     let waitUntil = Number.POSITIVE_INFINITY;
     for (let page = 1; ; page = LANE_HEAD_ROWS) {
       const rows = this.q.laneHead.all(l.webhook_id, l.device_id, after, page) as PendingRow[];
@@ -441,7 +443,7 @@ export class WebhookDispatcher {
         this.untracked.delete(key);
         return null;
       }
-      if (rows.length === 0) return after === from ? null : { waitUntil };
+      if (rows.length === 0) return { waitUntil };
       const head = laneHeadOf(rows, now);
       if ('due' in head) return { due: { ...head.due, endpoint } };
       if (head.held || rows.length < page) return { waitUntil: Math.min(waitUntil, head.waitUntil) };
@@ -521,11 +523,11 @@ export class WebhookDispatcher {
     const tracked = !this.untracked.has(key);
     // No more rows than it has tokens for: a customer at its rate sends one or two per chain.
     if (!tracked && ahead.length === 0) this.readAhead(done, now, ahead, Math.min(READ_AHEAD_ROWS, tokens));
-    const source = tracked ? this.trackedRows.get(key) : ahead;
-    const next = source?.[0];
+    const next = tracked ? this.trackedRows.get(key)?.[0] : ahead[0];
     if (!next) return null;
     const row = this.claim(lane, { ...next, endpoint }, now);
-    if (row) this.shiftStarted(source!, key, tracked);
+    if (row && tracked) this.takeTrackedHead(key);
+    else if (row) ahead.shift();
     return row;
   }
 
@@ -543,12 +545,12 @@ export class WebhookDispatcher {
     }
   }
 
-  /** The first row of `source` was started: it leaves the lane's rows in memory. */
-  private shiftStarted(source: PendingRow[], key: string, tracked: boolean): void {
-    source.shift();
-    if (!tracked) return;
+  /** A tracked lane's first row was started: it leaves memory. */
+  private takeTrackedHead(key: string): void {
+    const rows = this.trackedRows.get(key)!;
+    rows.shift();
     this.trackedRowCount -= 1;
-    if (source.length === 0) this.trackedRows.delete(key);
+    if (rows.length === 0) this.trackedRows.delete(key);
   }
 
   /** Takes a token of the customer for `row` and marks it in flight, holding its lane; null (customer left dirty) without a token. */
