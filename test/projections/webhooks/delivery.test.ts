@@ -82,7 +82,19 @@ async function setup() {
   }
   const fixes = (d: DeviceRef, n: number, t0 = clock.now() - 60_000) =>
     append(streams.telemetry(d.deviceId), Array.from({ length: n }, (_, i) => positionRecorded(d, t0 + i * 1000, { speed_kmh: i })));
-  return { store, clock, delivery, append, customer, device, endpoint, receiver, fixes };
+  /** A Pro customer's device whose first position (fixed at `t0`) the receiver answered with 500: it waits for its retry. */
+  async function firstDeliveryFailed(t0 = clock.now() - 60_000) {
+    const rx = await receiver();
+    const cus = await customer();
+    const dev = await device(cus);
+    const { webhookId } = await endpoint(cus, rx, ['position.updated']);
+    rx.respond(500);
+    await fixes(dev, 1, t0);
+    await rx.waitFor(1);
+    await until(() => delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.attempts === 1);
+    return { rx, cus, dev, webhookId, failed: delivery.reads.deliveries(cus, webhookId, null, 1)[0]! };
+  }
+  return { store, clock, delivery, append, customer, device, endpoint, receiver, fixes, firstDeliveryFailed };
 }
 
 describe('webhook delivery', () => {
@@ -122,15 +134,7 @@ describe('webhook delivery', () => {
 
   it('retries a 500 on schedule with the same event_id and body, and stops at the first 2xx', async () => {
     const s = await setup();
-    const rx = await s.receiver();
-    const cus = await s.customer();
-    const dev = await s.device(cus);
-    const { webhookId } = await s.endpoint(cus, rx, ['position.updated']);
-    rx.respond(500);
-    await s.fixes(dev, 1);
-    await rx.waitFor(1);
-    await until(() => s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.attempts === 1);
-    const failed = s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]!;
+    const { rx, cus, webhookId, failed } = await s.firstDeliveryFailed();
     expect(failed).toMatchObject({ state: 'pending', last_status: 500, next_attempt_at: failed.last_attempt_at! + RETRY_SCHEDULE_MS[0]! });
     rx.respond(200);
     s.clock.advance(RETRY_SCHEDULE_MS[0]! - 1);
@@ -145,15 +149,8 @@ describe('webhook delivery', () => {
 
   it("holds a device's deliveries queued after one of its deliveries failed behind that delivery's retry, then sends them in order", async () => {
     const s = await setup();
-    const rx = await s.receiver();
-    const cus = await s.customer();
-    const dev = await s.device(cus);
-    const { webhookId } = await s.endpoint(cus, rx, ['position.updated']);
-    rx.respond(500);
     const t0 = s.clock.now() - 60_000;
-    await s.fixes(dev, 1, t0);
-    await rx.waitFor(1);
-    await until(() => s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.attempts === 1);
+    const { rx, dev } = await s.firstDeliveryFailed(t0);
     rx.respond(200);
     // Queued (and handed to the dispatcher) while the first one waits for its retry.
     const { position } = await s.fixes(dev, 3, t0 + 1000);
