@@ -66,7 +66,8 @@ const POLL_MS = 200;
  * Commits are told to the other threads at most once per this many ms: a busy gateway
  * commits every millisecond or two, and each post wakes every follower thread for a read
  * and a read-model commit of a few events. Spaced, the followers read and commit in
- * batches, and the gateway thread posts a hundred times a second rather than a thousand.
+ * batches (a fleet of many units each sending now and then is mostly such small commits),
+ * and the read models and webhook queue trail the log by a few tens of ms at most.
  */
 const NEARBY_NOTICE_SPACING_MS = 40;
 
