@@ -24,8 +24,8 @@ export interface StartedThread<M> {
 /**
  * Room for short-lived objects in a role thread (frames, payloads, requests all die young). With
  * V8's default a busy thread scavenges several times a second and promotes what is merely in
- * flight; with this, the webhook bench's platform used 10.4-11.9 CPU-s instead of 12.3-14.5 for
- * the same 3,000 fixes and deliveries a second. It is a ceiling: a quiet thread uses little of it.
+ * flight; with this, the webhook bench's platform used about a sixth less CPU at half the plan
+ * limits. It is a ceiling: a quiet thread uses little of it.
  */
 const ROLE_THREAD_YOUNG_GENERATION_MB = 96;
 

@@ -204,7 +204,6 @@ export class WebhookDispatcher {
     this.random = o.random ?? Math.random;
     const db = o.db;
     this.q = {
-      customersWithWork: db.prepare('SELECT DISTINCT customer_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL').pluck(),
       // A lane's first pending rows, in order (index wh_lane), with their bodies.
       laneHead: db.prepare(
         `SELECT seq, delivery_id, webhook_id, customer_id, device_id, event_id, kind, attempts, next_attempt_at, body
@@ -215,7 +214,7 @@ export class WebhookDispatcher {
       allLanes: db.prepare(
         `SELECT DISTINCT webhook_id, device_id FROM wh_deliveries WHERE customer_id = ? AND next_attempt_at IS NOT NULL`,
       ),
-      pendingLanes: db.prepare('SELECT DISTINCT webhook_id, device_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL'),
+      pendingLanes: db.prepare('SELECT DISTINCT customer_id, webhook_id, device_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL'),
       limit: db.prepare('SELECT plan, per_s FROM wh_customers WHERE customer_id = ?'),
       insertAttempt: db.prepare(
         'INSERT OR REPLACE INTO wh_attempts (delivery_id, attempt, at, status, error, latency_ms, response_start) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -237,8 +236,7 @@ export class WebhookDispatcher {
 
   start(): void {
     // What was pending before this start is only in the database.
-    for (const r of this.q.pendingLanes.all() as Array<{ webhook_id: string; device_id: string }>) this.untrack(laneKey(r.webhook_id, r.device_id));
-    for (const c of this.q.customersWithWork.all() as string[]) this.lane(c);
+    this.untrackLanes(this.q.pendingLanes.all() as LaneRef[]);
     this.timer = setInterval(() => {
       for (const lane of this.customers.values()) lane.dirty = true;
       this.pump();
@@ -264,11 +262,7 @@ export class WebhookDispatcher {
 
   /** Takes what the projector committed: its lanes join their customers' sets, and the rows of tracked lanes are held. */
   accept(handOff: HandOff): void {
-    for (const l of handOff.untrack) {
-      const key = laneKey(l.webhook_id, l.device_id);
-      this.untrack(key);
-      this.lane(l.customer_id).lanes.set(key, { webhook_id: l.webhook_id, device_id: l.device_id });
-    }
+    this.untrackLanes(handOff.untrack);
     for (const r of handOff.rows) {
       const key = laneKey(r.webhook_id, r.device_id);
       const lanes = this.lane(r.customer_id).lanes;
@@ -287,6 +281,15 @@ export class WebhookDispatcher {
       this.trackedRowCount += 1;
     }
     this.wake(handOff.customers, handOff.rates);
+  }
+
+  /** These lanes got pending rows that memory does not hold (a replay, a redelivery, a restart): they join their customers' sets and are read. */
+  untrackLanes(lanes: readonly LaneRef[]): void {
+    for (const l of lanes) {
+      const key = laneKey(l.webhook_id, l.device_id);
+      this.untrack(key);
+      this.lane(l.customer_id).lanes.set(key, { webhook_id: l.webhook_id, device_id: l.device_id });
+    }
   }
 
   /** The lane's pending rows are to be read from the database from now on (until a read finds it empty). */

@@ -164,7 +164,7 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
         }
       })();
       // Replayed rows sit among the lanes' rows in the database, which memory does not hold.
-      if (lanes.size > 0) this.dispatcher.accept({ customers: new Set([job.customer_id]), rates: new Set(), rows: [], untrack: [...lanes.values()] });
+      if (lanes.size > 0) this.dispatcher.untrackLanes([...lanes.values()]);
       after = batch.at(-1)?.position;
       if (inRange.length < batch.length || batch.length === 0) break;
     }

@@ -82,19 +82,24 @@ async function setup() {
   }
   const fixes = (d: DeviceRef, n: number, t0 = clock.now() - 60_000) =>
     append(streams.telemetry(d.deviceId), Array.from({ length: n }, (_, i) => positionRecorded(d, t0 + i * 1000, { speed_kmh: i })));
-  /** A Pro customer's device whose first position (fixed at `t0`) the receiver answered with 500: it waits for its retry. */
-  async function firstDeliveryFailed(t0 = clock.now() - 60_000) {
+  /** A receiver, and a Pro customer with one device and one endpoint for `events` on that receiver. */
+  async function oneDeviceEndpoint(events = ['position.updated']) {
     const rx = await receiver();
     const cus = await customer();
     const dev = await device(cus);
-    const { webhookId } = await endpoint(cus, rx, ['position.updated']);
+    const { webhookId } = await endpoint(cus, rx, events);
+    return { rx, cus, dev, webhookId };
+  }
+  /** oneDeviceEndpoint, whose device's first position (fixed at `t0`) the receiver answered with 500: it waits for its retry. */
+  async function firstDeliveryFailed(t0 = clock.now() - 60_000) {
+    const { rx, cus, dev, webhookId } = await oneDeviceEndpoint();
     rx.respond(500);
     await fixes(dev, 1, t0);
     await rx.waitFor(1);
     await until(() => delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.attempts === 1);
     return { rx, cus, dev, webhookId, failed: delivery.reads.deliveries(cus, webhookId, null, 1)[0]! };
   }
-  return { store, clock, delivery, append, customer, device, endpoint, receiver, fixes, firstDeliveryFailed };
+  return { store, clock, delivery, append, customer, device, endpoint, receiver, fixes, oneDeviceEndpoint, firstDeliveryFailed };
 }
 
 describe('webhook delivery', () => {
@@ -165,10 +170,7 @@ describe('webhook delivery', () => {
 
   it("sends a redelivery of a device's delivered event although the device's newer deliveries are queued", async () => {
     const s = await setup();
-    const rx = await s.receiver();
-    const cus = await s.customer();
-    const dev = await s.device(cus);
-    const { webhookId } = await s.endpoint(cus, rx, ['position.updated']);
+    const { rx, cus, dev, webhookId } = await s.oneDeviceEndpoint();
     await s.fixes(dev, 1);
     const [first] = await rx.waitFor(1);
     await until(() => s.delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.state === 'delivered');
@@ -194,10 +196,7 @@ describe('webhook delivery', () => {
 
   it('disables the endpoint when the receiver answers 410', async () => {
     const s = await setup();
-    const rx = await s.receiver();
-    const cus = await s.customer();
-    const dev = await s.device(cus);
-    const { webhookId } = await s.endpoint(cus, rx);
+    const { rx, dev, webhookId } = await s.oneDeviceEndpoint(['*']);
     rx.respond(410);
     await s.fixes(dev, 1);
     await until(async () => (await s.store.readStream(streams.webhook(webhookId))).some((e) => e.type === 'WebhookEndpointDisabled'));
@@ -207,10 +206,7 @@ describe('webhook delivery', () => {
 
   it('disables an endpoint whose every attempt failed for three days, and says why', async () => {
     const s = await setup();
-    const rx = await s.receiver();
-    const cus = await s.customer();
-    const dev = await s.device(cus);
-    const { webhookId } = await s.endpoint(cus, rx, ['position.updated']);
+    const { rx, cus, dev, webhookId } = await s.oneDeviceEndpoint();
     rx.respond(503);
     await s.fixes(dev, 1);
     const disabled = async () => (await s.store.readStream(streams.webhook(webhookId))).find((e) => e.type === 'WebhookEndpointDisabled');
