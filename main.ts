@@ -30,6 +30,7 @@ import { runnerView } from './projections/view.js';
 import { webhookDeliveryFromConfig } from './projections/webhooks/from-config.js';
 import type { WebhookDeliveryAccess } from './projections/webhooks/index.js';
 import { WebhookThread } from './projections/webhooks/thread.js';
+import { checkpointInBackground, type WalCheckpointer } from './core/wal-checkpointer.js';
 import { SecretBox } from './core/secret-box.js';
 
 export interface RunningPlatform {
@@ -61,6 +62,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   // Every role appends through the counted store, so /metrics sees the process's appends.
   const { store, counts: appendCounts } = countAppends(await openEventStore(config.store, clock));
   let runner: ProjectionRunner | null = null;
+  let readModelCheckpointer: WalCheckpointer | null = null;
   let gateway: RunningPlatform['gateway'] = null;
   let gatewayThread: GatewayThread | null = null;
   let app: Awaited<ReturnType<typeof buildApp>> | null = null;
@@ -81,6 +83,8 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   if (roles.includes('projections') || roles.includes('api')) {
     // The API serves from read models this process keeps up to date.
     const db = openReadModelDb(join(config.dataDir, 'readmodels.sqlite'));
+    // Projection batches and API requests share this thread: checkpoints (and their fsync) run beside it.
+    readModelCheckpointer = checkpointInBackground(db, 'NORMAL');
     runner = new ProjectionRunner(store, db, readModelProjections(historyItemJson), log.child({ role: 'projections' }));
     await runner.start();
     if (roles.includes('api')) {
@@ -169,6 +173,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
       await gateway?.stop();
       if (app) await stopApi(app);
       await runner?.stop();
+      readModelCheckpointer?.close();
       await webhooks?.stop();
       await store.close();
     },

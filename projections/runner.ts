@@ -40,8 +40,9 @@ export function openReadModelDb(path: string): Database.Database {
   // The log is the source of truth: a lost read-model commit is replayed from the checkpoint.
   db.pragma('synchronous = NORMAL');
   // A rebuild writes hundreds of thousands of rows: their index pages stay in memory (64 MB) between batches
-  // instead of being read back from the file, and the WAL is folded back into the file (the only fsync with
-  // synchronous NORMAL) every 40 MB rather than every 4 MB.
+  // instead of being read back from the file. Without a checkpointer thread (core/wal-checkpointer.ts, as the
+  // platform runs it), the WAL is folded back into the file (the only fsync with synchronous NORMAL) every 40 MB
+  // rather than every 4 MB.
   db.pragma('cache_size = -65536');
   db.pragma('temp_store = MEMORY');
   db.pragma('wal_autocheckpoint = 10000');
@@ -117,7 +118,9 @@ export class ProjectionRunner {
     });
     this.applyBatch = (events) => {
       try {
-        transaction(events);
+        // IMMEDIATE: the write lock first, waiting (busy_timeout) for a checkpointer's RESTART; a deferred
+        // transaction that read first would fail at its first write instead.
+        transaction.immediate(events);
       } catch (err) {
         // Rolled back: rows kept for the batch must not outlive it.
         for (const h of this.handlers) h.discard?.();

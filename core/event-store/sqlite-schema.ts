@@ -71,7 +71,7 @@ export function openLog(path: string, options: SqliteLogOptions = {}): Database.
   db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
   db.pragma('busy_timeout = 5000');
   // Keep the pages appends touch in memory. No connection checkpoints the WAL when it commits: the writer's
-  // checkpointer thread does (sqlite-checkpointer-worker.ts), so a checkpoint's copy and fsync never hold an ack.
+  // checkpointer thread does (core/wal-checkpointer.ts), so a checkpoint's copy and fsync never hold an ack.
   db.pragma('cache_size = -65536');
   db.pragma('wal_autocheckpoint = 0');
   db.transaction(() => {

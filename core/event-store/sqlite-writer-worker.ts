@@ -4,14 +4,11 @@
  * done, all of them go into the next transaction (group commit without a round trip).
  * Between transactions it keeps the stream index up to date (sqlite-stream-index.ts).
  */
-import { parentPort, Worker, workerData } from 'node:worker_threads';
-import type { CheckpointerSettings } from './sqlite-checkpointer-worker.js';
+import { parentPort, workerData } from 'node:worker_threads';
+import { checkpointInBackground } from '../wal-checkpointer.js';
 import { INDEX_FLUSH_STEP, LogWriter } from './sqlite-log-writer.js';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 import { decodeBatch, encodeOutcomes, type WireAppend } from './sqlite-wire.js';
-
-/** How often the WAL is checkpointed: at a busy gateway's rate it stays a few MB. */
-const CHECKPOINT_INTERVAL_MS = 1000;
 
 /** `batch` is encodeBatch()'s text. */
 export type WriterRequest = { batch: string } | { close: true };
@@ -27,10 +24,8 @@ export interface WriterSettings extends Required<SqliteLogOptions> {
 
 const { path, synchronous, indexFlushIntervalMs } = workerData as WriterSettings;
 const db = openLog(path, { synchronous });
-// Checkpoints happen in a thread of their own, never in the commit path (openLog turns them off here).
-const checkpointerSettings: CheckpointerSettings = { path, synchronous, intervalMs: CHECKPOINT_INTERVAL_MS };
-const checkpointer = new Worker(new URL('./sqlite-checkpointer-worker.js', import.meta.url), { workerData: checkpointerSettings });
-checkpointer.unref();
+// Checkpoints happen in a thread of their own, never in the commit path.
+const checkpointer = checkpointInBackground(db, synchronous);
 const writer = new LogWriter(db);
 let queued: WireAppend[] = [];
 let commitScheduled = false;
@@ -60,7 +55,7 @@ function commitQueued(): void {
   }
   if (closeRequested) {
     clearInterval(indexTimer);
-    checkpointer.postMessage('close');
+    checkpointer.close();
     db.close();
     parentPort!.close();
   }

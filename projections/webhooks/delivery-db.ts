@@ -26,6 +26,7 @@ export function openDeliveryDb(path: string): Database.Database {
       previous_secret TEXT, previous_valid_until INTEGER,
       -- first failure of the current run of failures (null after a success): "failing for days" is measured from it
       failing_since INTEGER);
+    CREATE INDEX IF NOT EXISTS wh_endpoints_by_customer ON wh_endpoints (customer_id);
     -- per_s: an agreed webhook rate (CustomerWebhookLimitSet); null: the plan's.
     CREATE TABLE IF NOT EXISTS wh_customers (customer_id TEXT PRIMARY KEY, plan TEXT NOT NULL, per_s INTEGER);
     CREATE TABLE IF NOT EXISTS wh_devices (device_id TEXT PRIMARY KEY, row TEXT NOT NULL);
@@ -37,7 +38,6 @@ export function openDeliveryDb(path: string): Database.Database {
       state TEXT NOT NULL,              -- pending | delivered | failed
       next_attempt_at INTEGER,          -- null unless pending
       last_attempt_at INTEGER, last_status INTEGER, last_error TEXT, last_latency_ms INTEGER);
-    CREATE INDEX IF NOT EXISTS wh_due ON wh_deliveries (customer_id, next_attempt_at, seq) WHERE next_attempt_at IS NOT NULL;
     CREATE INDEX IF NOT EXISTS wh_lane ON wh_deliveries (webhook_id, device_id, seq) WHERE next_attempt_at IS NOT NULL;
     CREATE INDEX IF NOT EXISTS wh_by_endpoint ON wh_deliveries (webhook_id, seq);
     -- A replay resumed after a crash queues each event once.
@@ -54,5 +54,7 @@ export function openDeliveryDb(path: string): Database.Database {
   // Added after the first release: the latest attempt's response start, beside its other last_* columns.
   const columns = (db.prepare('PRAGMA table_info(wh_deliveries)').all() as Array<{ name: string }>).map((c) => c.name);
   if (!columns.includes('last_response_start')) db.exec('ALTER TABLE wh_deliveries ADD COLUMN last_response_start TEXT');
+  // Gone: pending lanes are found by endpoint (wh_lane); every insert and outcome paid for its upkeep.
+  db.exec('DROP INDEX IF EXISTS wh_due');
   return db;
 }

@@ -210,9 +210,10 @@ export class WebhookDispatcher {
          FROM wh_deliveries WHERE webhook_id = ? AND device_id = ? AND next_attempt_at IS NOT NULL AND seq > ?
          ORDER BY seq LIMIT ?`,
       ),
-      // Every lane with pending deliveries, of a customer (index wh_due) and of all (index wh_lane).
+      // Every lane with pending deliveries, of a customer (by its endpoints) and of all (index wh_lane both).
       allLanes: db.prepare(
-        `SELECT DISTINCT webhook_id, device_id FROM wh_deliveries WHERE customer_id = ? AND next_attempt_at IS NOT NULL`,
+        `SELECT DISTINCT webhook_id, device_id FROM wh_deliveries
+         WHERE webhook_id IN (SELECT webhook_id FROM wh_endpoints WHERE customer_id = ?) AND next_attempt_at IS NOT NULL`,
       ),
       pendingLanes: db.prepare('SELECT DISTINCT customer_id, webhook_id, device_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL'),
       limit: db.prepare('SELECT plan, per_s FROM wh_customers WHERE customer_id = ?'),
@@ -222,7 +223,7 @@ export class WebhookDispatcher {
       // The latest attempt is on the delivery's row; wh_attempts gets a row for a failed one only (delivery-db.ts).
       settle: db.prepare(
         `UPDATE wh_deliveries SET attempts = ?, state = ?, next_attempt_at = ?, last_attempt_at = ?, last_status = ?, last_error = ?,
-           last_latency_ms = ?, last_response_start = ? WHERE delivery_id = ?`,
+           last_latency_ms = ?, last_response_start = ? WHERE seq = ?`,
       ),
       // Only an endpoint that was failing is written (failingEndpoints): a success is no write of its own on the delivery path.
       failingNow: db.prepare('SELECT webhook_id FROM wh_endpoints WHERE failing_since IS NOT NULL').pluck(),
@@ -616,9 +617,9 @@ export class WebhookDispatcher {
             disable.push({ row, reason: 'failing', detail: `Every attempt failed since ${new Date(health.failing_since).toISOString()}.` });
           }
         }
-        this.q.settle.run(o.attempt, state, next, o.at, result.status, result.error, Math.round(result.latencyMs), responseStart, row.delivery_id);
+        this.q.settle.run(o.attempt, state, next, o.at, result.status, result.error, Math.round(result.latencyMs), responseStart, row.seq);
       }
-    })();
+    }).immediate();
     for (const o of batch) {
       this.inFlight.delete(o.row.delivery_id);
       const key = laneKey(o.row.webhook_id, o.row.device_id);
@@ -647,7 +648,7 @@ export class WebhookDispatcher {
     this.lastPrune = now;
     this.o.db.transaction(() => {
       for (const id of this.q.prune.all(now - DELIVERY_RETENTION_MS) as string[]) this.q.pruneAttempts.run(id);
-    })();
+    }).immediate();
   }
 }
 

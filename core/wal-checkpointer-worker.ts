@@ -1,10 +1,7 @@
 /**
- * Worker thread entry: folds the log's WAL back into the database file, started by the
- * writer thread (sqlite-writer-worker.ts); no connection checkpoints when it commits
- * (sqlite-schema.ts). A checkpoint copies pages and fsyncs the file; in the writer's commit
- * path it held every ack behind it for as long as that took (the worst acks of a busy
- * gateway). PASSIVE checkpoints on this connection run beside the writer's commits and
- * never block them.
+ * Worker thread entry: folds a SQLite file's WAL back into the file (started by
+ * wal-checkpointer.ts). PASSIVE checkpoints on this connection run beside the owner's
+ * commits and never block them.
  *
  * The WAL starts over from its beginning only when a writer finds it wholly checkpointed,
  * which a writer committing every millisecond may never do while a PASSIVE pass runs

@@ -1,0 +1,35 @@
+/**
+ * A SQLite file's WAL checkpoints, in a thread of their own (wal-checkpointer-worker.ts).
+ * A checkpoint copies pages into the file and fsyncs it; run by the connection that
+ * commits (SQLite's automatic checkpoint), it holds that thread for as long as the
+ * fsync takes, tens of milliseconds on a disk busy with the log's commits. Every
+ * database that commits often on a thread that must stay responsive (the log writer,
+ * the read models, the delivery queue) turns its automatic checkpoints off
+ * (`wal_autocheckpoint = 0`) and starts one of these beside it.
+ */
+import { Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import { threadEntry } from './role-thread.js';
+import type { CheckpointerSettings } from './wal-checkpointer-worker.js';
+
+/** How often the WAL is checkpointed: at a busy gateway's rate it stays a few MB. */
+export const CHECKPOINT_INTERVAL_MS = 1000;
+
+const BUSY_TIMEOUT_MS = 5000;
+
+export interface WalCheckpointer {
+  /** Stops the thread (its last pass may still be running; the WAL is durable either way). */
+  close(): void;
+}
+
+/** Turns `db`'s automatic checkpoints off and checkpoints its file from a thread; nothing for `:memory:`. */
+export function checkpointInBackground(db: Database.Database, synchronous: CheckpointerSettings['synchronous']): WalCheckpointer {
+  if (db.memory) return { close() {} };
+  db.pragma('wal_autocheckpoint = 0');
+  // A RESTART checkpoint (a WAL past 64 MB) holds writers back while it finishes: the owner waits for it rather than failing.
+  if ((db.pragma('busy_timeout', { simple: true }) as number) < BUSY_TIMEOUT_MS) db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  const settings: CheckpointerSettings = { path: db.name, synchronous, intervalMs: CHECKPOINT_INTERVAL_MS };
+  const worker = new Worker(threadEntry(import.meta.url, 'wal-checkpointer-worker'), { workerData: settings });
+  worker.unref();
+  return { close: () => worker.postMessage('close') };
+}
