@@ -161,6 +161,40 @@ function checkLiteralHost(hostname: string, lookup: WebhookLookup): Promise<Node
   });
 }
 
+/** What an attempt needs of its URL: parsed once per URL string (every attempt to an endpoint has the same). */
+interface Target {
+  origin: string;
+  path: string;
+  /** The host when it is an IP address (brackets of IPv6 removed), else null. */
+  ipLiteral: string | null;
+}
+
+const targets = new Map<string, Target | { error: string }>();
+/** URLs kept parsed, at most: past it the cache starts over (endpoints are far fewer). */
+const TARGETS_MAX = 10_000;
+
+function targetOf(url: URL | string): Target | { error: string } {
+  const key = typeof url === 'string' ? url : url.href;
+  let target = targets.get(key);
+  if (target) return target;
+  target = parseTarget(url);
+  if (targets.size >= TARGETS_MAX) targets.clear();
+  targets.set(key, target);
+  return target;
+}
+
+function parseTarget(url: URL | string): Target | { error: string } {
+  let parsed: URL;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : url;
+  } catch {
+    return { error: 'not a valid absolute URL' };
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { error: `unsupported scheme ${parsed.protocol}` };
+  const hostname = parsed.hostname.startsWith('[') ? parsed.hostname.slice(1, -1) : parsed.hostname;
+  return { origin: parsed.origin, path: parsed.pathname + parsed.search, ipLiteral: isIP(hostname) !== 0 ? hostname : null };
+}
+
 /** Delivers `body` once. Resolves with the outcome; never rejects. */
 export async function postWebhook({
   url,
@@ -172,17 +206,10 @@ export async function postWebhook({
   agents,
 }: PostWebhookInput): Promise<AttemptResult> {
   const started = performance.now();
-  let target: URL;
-  try {
-    target = typeof url === 'string' ? new URL(url) : url;
-  } catch {
-    return attemptOutcome(started, null, [], 'invalid_url', 'not a valid absolute URL');
-  }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') return attemptOutcome(started, null, [], 'invalid_url', `unsupported scheme ${target.protocol}`);
-
-  const hostname = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
-  if (lookup && isIP(hostname) !== 0) {
-    const err = await checkLiteralHost(hostname, lookup);
+  const target = targetOf(url);
+  if ('error' in target) return attemptOutcome(started, null, [], 'invalid_url', target.error);
+  if (lookup && target.ipLiteral !== null) {
+    const err = await checkLiteralHost(target.ipLiteral, lookup);
     if (err) return attemptOutcome(started, null, [], classify(err), err.message);
   }
 
@@ -191,7 +218,7 @@ export async function postWebhook({
   const dispatcher = (agents ?? oneShot!).dispatcherFor(lookup);
   const request: Dispatcher.DispatchOptions = {
     origin: target.origin,
-    path: target.pathname + target.search,
+    path: target.path,
     method: 'POST',
     headers: { ...headers, 'Content-Type': 'application/json' },
     body,
