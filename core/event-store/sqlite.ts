@@ -37,8 +37,9 @@ import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 import { type EventRow, StreamIndex } from './sqlite-stream-index.js';
 import type { WriterReply, WriterRequest, WriterSettings } from './sqlite-writer-worker.js';
 
+/** An append the writer has not answered yet; its events travel apart (`pendingWires`), so once posted they can be collected. */
 interface PendingAppend {
-  wire: WireAppend;
+  stream: string;
   expected: ExpectedRevision;
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
@@ -92,6 +93,7 @@ export class SqliteEventStore implements EventStore {
   private readonly writer: Worker;
   /** Appends made in this turn of the event loop, posted to the writer at its end. */
   private pending: PendingAppend[] = [];
+  private pendingWires: WireAppend[] = [];
   private flushScheduled = false;
   /** Posted to the writer and not yet committed, in the order the writer commits them. */
   private inFlight: PendingAppend[] = [];
@@ -164,7 +166,8 @@ export class SqliteEventStore implements EventStore {
       created: this.clock.now(),
     };
     return new Promise((resolve, reject) => {
-      this.pending.push({ wire, expected, resolve, reject });
+      this.pending.push({ stream, expected, resolve, reject });
+      this.pendingWires.push(wire);
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => this.flush());
@@ -177,7 +180,9 @@ export class SqliteEventStore implements EventStore {
     this.flushScheduled = false;
     if (this.pending.length === 0 || this.writerFailure) return;
     if (this.inFlight.length === 0) this.writer.ref(); // keeps the process alive until they commit
-    const request: WriterRequest = { batch: encodeBatch(this.pending.map((p) => p.wire)) };
+    const request: WriterRequest = { batch: encodeBatch(this.pendingWires) };
+    // Only the callbacks wait for the commit: the events' JSON is garbage from here, while still young.
+    this.pendingWires = [];
     for (const append of this.pending) this.inFlight.push(append);
     this.pending = [];
     this.writer.postMessage(request);
@@ -198,7 +203,7 @@ export class SqliteEventStore implements EventStore {
           append.resolve({ nextExpectedRevision: BigInt(outcome.revision), position: { commit: p, prepare: p } });
         } else {
           const actual = outcome.current === -1 ? 'no_stream' : BigInt(outcome.current);
-          append.reject(new WrongExpectedRevisionError(append.wire.stream, append.expected, actual));
+          append.reject(new WrongExpectedRevisionError(append.stream, append.expected, actual));
         }
       });
       this.committed.emit('commit');
@@ -228,6 +233,7 @@ export class SqliteEventStore implements EventStore {
     for (const append of [...this.inFlight, ...this.pending]) append.reject(err);
     this.inFlight = [];
     this.pending = [];
+    this.pendingWires = [];
     this.committed.emit('settled');
   }
 
