@@ -233,20 +233,28 @@ export class DeviceConnection {
     if (decoded.ignoredReason !== undefined && this.log.isLevelEnabled('debug')) {
       this.log.debug({ device: this.label(), reason: decoded.ignoredReason, hex: hexOf(frame) }, 'frame not turned into records');
     }
-    if (decoded.records.length > 0) {
-      const events = recordsToEvents(decoded.records, this.device, this.protocol.name, now);
-      try {
-        await this.deps.store.appendToStream(streams.telemetry(this.device.device_id), events);
-      } catch (err) {
-        // Not durable, so no ack: the device keeps the records and resends them.
-        this.deps.stats.appendFailures += 1;
-        this.log.error({ err, device: this.label() }, 'append failed; closing without ack');
-        this.close('protocol_error', 'store unavailable');
-        return;
-      }
-      this.deps.stats.recordsStored += decoded.records.length;
+    if (decoded.records.length === 0) {
+      if (decoded.reply) this.write(decoded.reply);
+      return;
     }
-    if (decoded.reply) this.write(decoded.reply);
+    const events = recordsToEvents(decoded.records, this.device, this.protocol.name, now);
+    // Not awaited here: this frame's decoded records and events need not outlive the call (the
+    // store has serialised them), so they die young instead of being copied until the ack.
+    return this.ackWhenDurable(this.deps.store.appendToStream(streams.telemetry(this.device.device_id), events), decoded.records.length, decoded.reply);
+  }
+
+  /** Acks once the frame's records are durable; if the append fails, no ack: the device keeps the records and resends them. */
+  private async ackWhenDurable(appended: Promise<unknown>, records: number, reply: Buffer | null): Promise<void> {
+    try {
+      await appended;
+    } catch (err) {
+      this.deps.stats.appendFailures += 1;
+      this.log.error({ err, device: this.label() }, 'append failed; closing without ack');
+      this.close('protocol_error', 'store unavailable');
+      return;
+    }
+    this.deps.stats.recordsStored += records;
+    if (reply) this.write(reply);
   }
 
   private isBoundTo(identity: DeviceIdentity): boolean {
