@@ -84,7 +84,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     // The API serves from read models this process keeps up to date.
     const db = openReadModelDb(join(config.dataDir, 'readmodels.sqlite'));
     // Projection batches and API requests share this thread: checkpoints (and their fsync) run beside it.
-    readModelCheckpointer = checkpointInBackground(db, 'NORMAL');
+    readModelCheckpointer = checkpointInBackground(db);
     runner = new ProjectionRunner(store, db, readModelProjections(historyItemJson), log.child({ role: 'projections' }));
     await runner.start();
     if (roles.includes('api')) {

@@ -15,7 +15,7 @@ import Database from 'better-sqlite3';
 
 export interface CheckpointerSettings {
   path: string;
-  synchronous: 'FULL' | 'NORMAL' | 'OFF';
+  synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
   intervalMs: number;
 }
 

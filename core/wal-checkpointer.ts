@@ -22,12 +22,19 @@ export interface WalCheckpointer {
   close(): void;
 }
 
-/** Turns `db`'s automatic checkpoints off and checkpoints its file from a thread; nothing for `:memory:`. */
-export function checkpointInBackground(db: Database.Database, synchronous: CheckpointerSettings['synchronous']): WalCheckpointer {
+/** PRAGMA synchronous reads back as a number. */
+const SYNCHRONOUS_LEVELS: ReadonlyArray<CheckpointerSettings['synchronous']> = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
+
+/**
+ * Turns `db`'s automatic checkpoints off and checkpoints its file from a thread, as durably as
+ * `db` commits (its `synchronous`); nothing for `:memory:`.
+ */
+export function checkpointInBackground(db: Database.Database): WalCheckpointer {
   if (db.memory) return { close() {} };
   db.pragma('wal_autocheckpoint = 0');
   // A RESTART checkpoint (a WAL past 64 MB) holds writers back while it finishes: the owner waits for it rather than failing.
   if ((db.pragma('busy_timeout', { simple: true }) as number) < BUSY_TIMEOUT_MS) db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  const synchronous = SYNCHRONOUS_LEVELS[db.pragma('synchronous', { simple: true }) as number] ?? 'FULL';
   const settings: CheckpointerSettings = { path: db.name, synchronous, intervalMs: CHECKPOINT_INTERVAL_MS };
   const worker = new Worker(threadEntry(import.meta.url, 'wal-checkpointer-worker'), { workerData: settings });
   worker.unref();

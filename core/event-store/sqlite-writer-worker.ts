@@ -25,7 +25,7 @@ export interface WriterSettings extends Required<SqliteLogOptions> {
 const { path, synchronous, indexFlushIntervalMs } = workerData as WriterSettings;
 const db = openLog(path, { synchronous });
 // Checkpoints happen in a thread of their own, never in the commit path.
-const checkpointer = checkpointInBackground(db, synchronous);
+const checkpointer = checkpointInBackground(db);
 const writer = new LogWriter(db);
 let queued: WireAppend[] = [];
 let commitScheduled = false;

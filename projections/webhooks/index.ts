@@ -64,7 +64,7 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
   constructor(private readonly o: WebhookDeliveryOptions) {
     this.db = openDeliveryDb(o.dbPath);
     // Sends share this thread: a checkpoint's fsync here held them for tens of milliseconds at a time.
-    this.checkpointer = checkpointInBackground(this.db, 'NORMAL');
+    this.checkpointer = checkpointInBackground(this.db);
     const shard = o.shard ?? { index: 0, count: 1 };
     const endpoints = new EndpointCache(this.db);
     const projector = webhookProjector(endpoints, (id) => ownsEndpoint(shard, id));

@@ -41,7 +41,7 @@ describe('WAL checkpointer', () => {
     dir = mkdtempSync(join(tmpdir(), 'fleet-wal-'));
     const path = join(dir, 'owned.sqlite');
     const db = openPrivateSqlite(path);
-    const checkpointer = checkpointInBackground(db, 'NORMAL');
+    const checkpointer = checkpointInBackground(db);
     open.push({ db, checkpointer });
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     // A RESTART checkpoint holds writers back: the owner waits for it instead of failing at once.
