@@ -13,7 +13,7 @@ import { threadEntry } from './role-thread.js';
 import type { CheckpointerSettings } from './wal-checkpointer-worker.js';
 
 /** How often the WAL is checkpointed: at a busy gateway's rate it stays a few MB. */
-export const CHECKPOINT_INTERVAL_MS = 1000;
+const CHECKPOINT_INTERVAL_MS = 1000;
 
 const BUSY_TIMEOUT_MS = 5000;
 

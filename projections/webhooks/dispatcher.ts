@@ -410,7 +410,6 @@ export class WebhookDispatcher {
       }
       const row = this.claim(lane, head.due, now);
       if (!row) break;
-      if (!this.untracked.has(key)) this.takeTrackedHead(key);
       started += 1;
       void lane.queue.add(() => this.attempt(row));
     }
@@ -530,8 +529,7 @@ export class WebhookDispatcher {
     const next = tracked ? this.trackedRows.get(key)?.[0] : ahead[0];
     if (!next) return null;
     const row = this.claim(lane, { ...next, endpoint }, now);
-    if (row && tracked) this.takeTrackedHead(key);
-    else if (row) ahead.shift();
+    if (row && !tracked) ahead.shift();
     return row;
   }
 
@@ -557,7 +555,7 @@ export class WebhookDispatcher {
     if (rows.length === 0) this.trackedRows.delete(key);
   }
 
-  /** Takes a token of the customer for `row` and marks it in flight, holding its lane; null (customer left dirty) without a token. */
+  /** Takes a token of the customer for `row` and marks it in flight, holding its lane (a tracked row leaves memory); null (customer left dirty) without a token. */
   private claim(lane: CustomerLane, row: DueRow, now: number): DueRow | null {
     if (lane.window.room(now) < 1 || !take(lane.bucket, bucketLimits(lane.perS), now).allowed) {
       lane.dirty = true;
@@ -565,7 +563,10 @@ export class WebhookDispatcher {
     }
     lane.window.take(now);
     this.inFlight.add(row.delivery_id);
-    this.busyLanes.set(laneKey(row.webhook_id, row.device_id), row.delivery_id);
+    const key = laneKey(row.webhook_id, row.device_id);
+    this.busyLanes.set(key, row.delivery_id);
+    // A tracked lane's row (always its first in memory) leaves memory as it starts.
+    if (!this.untracked.has(key)) this.takeTrackedHead(key);
     return row;
   }
 
