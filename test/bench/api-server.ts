@@ -1,5 +1,5 @@
 /**
- * The server side of the API benchmark, run as a child process so autocannon
+ * The server side of the API benchmark, run as a child process so the load client
  * does not share its event loop. Seeds a fleet straight into the store, lets
  * the projections catch up, then serves (1) the real API and (2) a bare
  * Fastify app whose static routes answer with bodies of the same sizes.

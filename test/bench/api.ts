@@ -1,34 +1,28 @@
 /**
- * API throughput: autocannon against the real API (latest positions over a
- * 10k-device fleet, position history) and, in the same run, against static
- * Fastify routes answering bodies of the same sizes.
+ * API throughput: a lean load client (test/bench/http-load.ts, in this
+ * process) against the real API (latest positions over a 10k-device fleet,
+ * position history), every list walked page by page along its cursors, and in the same
+ * run, against static Fastify routes answering bodies of the same sizes. Both
+ * servers live in one child process; its CPU time is printed next to the
+ * client's, so a reference that did not keep the server's core busy shows.
  */
-import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ApiBenchTargets } from './api-server.js';
+import { httpLoad, type HttpLoadFigure } from './http-load.js';
+import { procUsage } from './proc-usage.js';
 
 const SERVER = fileURLToPath(new URL('./api-server.js', import.meta.url));
+const CONNECTIONS = 10;
 
-interface Figure {
-  requests: number;
-  seconds: number;
-  requestsPerSecond: number;
-  p50: number;
-  p99: number;
-  errors: number;
+interface Figure extends HttpLoadFigure {
+  serverCpuSeconds: number;
 }
 
-async function load(url: string, headers: Record<string, string>, seconds: number): Promise<Figure> {
-  const result = await autocannon({ url, headers, connections: 10, duration: seconds });
-  return {
-    requests: result.requests.total,
-    seconds: result.duration,
-    requestsPerSecond: result.requests.total / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.non2xx,
-  };
+async function load(serverPid: number, port: number, path: string, headers: Record<string, string>, seconds: number): Promise<Figure> {
+  const before = procUsage(serverPid).cpuS;
+  const figure = await httpLoad({ port, path, headers, connections: CONNECTIONS, seconds });
+  return { ...figure, serverCpuSeconds: procUsage(serverPid).cpuS - before };
 }
 
 /** Rounds add up: requests over seconds; latencies are the worst round's (conservative). */
@@ -42,6 +36,8 @@ function combine(rounds: Figure[]): Figure {
     p50: Math.max(...rounds.map((f) => f.p50)),
     p99: Math.max(...rounds.map((f) => f.p99)),
     errors: rounds.reduce((n, f) => n + f.errors, 0),
+    clientCpuSeconds: rounds.reduce((n, f) => n + f.clientCpuSeconds, 0),
+    serverCpuSeconds: rounds.reduce((n, f) => n + f.serverCpuSeconds, 0),
   };
 }
 
@@ -62,14 +58,14 @@ export async function runApiBench(devices = 10_000, seconds = 5, rounds = 2, onl
       child.once('exit', (code) => reject(new Error(`api bench server exited with ${code}`)));
     });
     process.stdout.write(
-      `api: ${devices.toLocaleString('en-US')} devices, autocannon 10 connections, ${rounds} round(s) of ${seconds} s per target (p50/p99: worst round)\n`,
+      `api: ${devices.toLocaleString('en-US')} devices, ${CONNECTIONS} keep-alive connections, ${rounds} round(s) of ${seconds} s per target (p50/p99: worst round; cpu: seconds used by the server process and by the client)\n`,
     );
     for (const p of targets.paths.filter((t) => only === undefined || t.name.includes(only))) {
       const staticRounds: Figure[] = [];
       const apiRounds: Figure[] = [];
       for (let round = 0; round < rounds; round++) {
-        staticRounds.push(await load(`http://127.0.0.1:${targets.reference}${p.staticPath}`, {}, seconds));
-        apiRounds.push(await load(`http://127.0.0.1:${targets.api}${p.path}`, { authorization: `Bearer ${targets.apiKey}` }, seconds));
+        staticRounds.push(await load(child.pid!, targets.reference, p.staticPath, {}, seconds));
+        apiRounds.push(await load(child.pid!, targets.api, p.path, { authorization: `Bearer ${targets.apiKey}` }, seconds));
       }
       const reference = combine(staticRounds);
       const api = combine(apiRounds);
@@ -88,5 +84,6 @@ export async function runApiBench(devices = 10_000, seconds = 5, rounds = 2, onl
 }
 
 function fmt(f: Figure): string {
-  return `${Math.round(f.requestsPerSecond).toLocaleString('en-US').padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms${f.errors ? `  errors ${f.errors}` : ''}`;
+  const cpu = `cpu server ${f.serverCpuSeconds.toFixed(1)} s, client ${f.clientCpuSeconds.toFixed(1)} s of ${f.seconds.toFixed(1)} s`;
+  return `${Math.round(f.requestsPerSecond).toLocaleString('en-US').padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  ${cpu}${f.errors ? `  errors ${f.errors}` : ''}`;
 }

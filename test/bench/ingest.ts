@@ -19,7 +19,7 @@ import { fork, spawn } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,7 @@ import { simulatedIdentity } from '../simulator/run.js';
 import { platformEnv, startPlatformProcess } from '../support/platform-process.js';
 import type { ClientConfig, ClientReport } from './codec8-client.js';
 import { BENCH_SEEDS } from './fleet.js';
+import { procUsage } from './proc-usage.js';
 
 type Target = 'reference' | 'gateway' | 'platform';
 
@@ -45,15 +46,6 @@ export interface IngestFigure {
 }
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-
-/** CPU seconds (user + system) and peak RSS of a process, from /proc (Linux). */
-/** CPU seconds (user + system, every thread) and peak RSS of a process so far. */
-export function procUsage(pid: number): { cpuS: number; peakRssMb: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const hwmKb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return { cpuS: (Number(fields[11]) + Number(fields[12])) / 100, peakRssMb: hwmKb / 1024 };
-}
 
 function imeis(count: number): string[] {
   return Array.from({ length: count }, (_, i) => simulatedIdentity(BENCH_SEEDS.teltonika, i).imei);

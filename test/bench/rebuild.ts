@@ -18,7 +18,7 @@ import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
 import { platformEnv, startPlatformProcess } from '../support/platform-process.js';
-import { procUsage } from './ingest.js';
+import { procUsage } from './proc-usage.js';
 
 const DEVICES = 200;
 const BATCH = 500;

@@ -22,7 +22,7 @@
  * many deliveries are still queued, beside what the receiver counted.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +34,7 @@ import { Route, type RouteOptions } from '../simulator/route.js';
 import { encoders, registerDevices, simulatedIdentity, sleep, type SimulatedDeviceInfo } from '../simulator/run.js';
 import type { SimPoint } from '../simulator/encoders/types.js';
 import { BENCH_PROTOCOLS, BENCH_SEEDS } from './fleet.js';
+import { procUsage } from './proc-usage.js';
 import type { ReceiverCommand, ReceiverStats } from './webhooks-receiver.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -107,15 +108,6 @@ async function referenceRun(url: string, seconds: number, bodyBytes: number): Pr
   const r = await new Promise<{ sent: number; seconds: number; cpu: { user: number; system: number } }>((resolve) => child.once('message', resolve));
   await new Promise((r2) => child.once('exit', r2));
   return { perS: r.sent / r.seconds, cpuS: (r.cpu.user + r.cpu.system) / 1e6 };
-}
-
-/** CPU seconds and RSS of a process, from /proc (Linux). */
-function procUsage(pid: number): { cpuS: number; rssMb: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return { cpuS: ticks / 100, rssMb: rssKb / 1024 };
 }
 
 async function http<T>(base: string, apiKey: string, method: string, path: string, body?: unknown): Promise<T> {
