@@ -24,8 +24,10 @@ import { generatePassword } from './core/passwords.js';
 import { gatewayFromConfig } from './gateway/from-config.js';
 import type { Gateway } from './gateway/server.js';
 import { GatewayThread } from './gateway/thread.js';
-import { historyItemJson } from './api/history-item.js';
-import { ProjectionRunner, openReadModelDb, readModelProjections } from './projections/index.js';
+import { historyItemEncoderModule, historyItemJson } from './api/history-item.js';
+import {
+  HistoryThread, ProjectionRunner, historyDbPath, moveHistoryOut, openReadModelDb, readModelProjections, startHistory, type HistoryRole,
+} from './projections/index.js';
 import { runnerView } from './projections/view.js';
 import { webhookDeliveryFromConfig } from './projections/webhooks/from-config.js';
 import type { WebhookDeliveryAccess } from './projections/webhooks/index.js';
@@ -39,6 +41,8 @@ export interface RunningPlatform {
   /** In this thread, or in a thread of its own (StartOptions.threads). */
   gateway: Pick<Gateway, 'stats' | 'openConnections' | 'stop'> | null;
   runner: ProjectionRunner | null;
+  /** The position history's runner: in this thread, or in a thread of its own (StartOptions.threads). */
+  history: HistoryRole | null;
   /** In this thread, or in a thread of its own (StartOptions.threads). */
   webhooks: (WebhookDeliveryAccess & { stop(): Promise<void> }) | null;
   stop(): Promise<void>;
@@ -46,10 +50,12 @@ export interface RunningPlatform {
 
 export interface StartOptions {
   /**
-   * Runs the gateway and webhook delivery each in a worker thread of its own
-   * (gateway/thread.ts, projections/webhooks/thread.ts), so acks never wait behind
-   * projections or API requests, and signing and sending webhooks does not share their
-   * thread. `fleet` does so whenever a role shares the process with another.
+   * Runs the gateway, webhook delivery and the position history each in a worker thread
+   * of its own (gateway/thread.ts, projections/webhooks/thread.ts,
+   * projections/history/thread.ts), so acks never wait behind projections or API
+   * requests, signing and sending webhooks does not share their thread, and the
+   * history's rows are applied beside the other read models. `fleet` does so whenever a
+   * role shares the process with another.
    */
   threads?: boolean;
   /** Hears of a role thread that died after it started. */
@@ -62,6 +68,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   // Every role appends through the counted store, so /metrics sees the process's appends.
   const { store, counts: appendCounts } = countAppends(await openEventStore(config.store, clock));
   let runner: ProjectionRunner | null = null;
+  let history: HistoryRole | null = null;
   let readModelCheckpointer: WalCheckpointer | null = null;
   let gateway: RunningPlatform['gateway'] = null;
   let gatewayThread: GatewayThread | null = null;
@@ -85,8 +92,17 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     const db = openReadModelDb(join(config.dataDir, 'readmodels.sqlite'));
     // Projection batches and API requests share this thread: checkpoints (and their fsync) run beside it.
     readModelCheckpointer = checkpointInBackground(db);
-    runner = new ProjectionRunner(store, db, readModelProjections(historyItemJson), log.child({ role: 'projections' }));
-    await runner.start();
+    const historyPath = historyDbPath(config.dataDir);
+    moveHistoryOut(db, historyPath);
+    runner = new ProjectionRunner(store, db, readModelProjections(), log.child({ role: 'projections' }));
+    // The history catches up beside the other read models: a replay or a backlog is applied on two cores.
+    const [, startedHistory] = await Promise.all([
+      runner.start(),
+      options.threads
+        ? HistoryThread.start(config, historyItemEncoderModule, onThreadFailure)
+        : startHistory(store, historyPath, historyItemJson, log.child({ role: 'history' })),
+    ]);
+    history = startedHistory;
     if (roles.includes('api')) {
       const r = runner;
       app = await buildApp(
@@ -94,11 +110,12 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           store,
           clock,
           readModelDb: db,
+          historyDb: startedHistory.reads,
           // After the read-model database: opening it created the data directory, beside which the key file lives.
           secretBox,
           waitFor: (p) => r.waitFor(p),
           catchUp: () => r.catchUp(),
-          projections: runnerView(r, store, clock),
+          projections: runnerView(r, startedHistory, store, clock),
           webhookDelivery: webhooks,
           settings: {
             publicUrl: config.publicUrl,
@@ -167,12 +184,14 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     store,
     gateway,
     runner,
+    history,
     webhooks,
     async stop() {
       // Devices first (their last acks need the store), then the API, then the log.
       await gateway?.stop();
       if (app) await stopApi(app);
       await runner?.stop();
+      await history?.stop();
       readModelCheckpointer?.close();
       await webhooks?.stop();
       await store.close();

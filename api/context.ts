@@ -14,12 +14,14 @@ export interface ApiContext {
   clock: Clock;
   /** The read models' database (projections keep it current); queries live in api/queries/. */
   readModelDb: Database.Database;
+  /** The position history's database (projections/history: a database and a runner of its own). */
+  historyDb: Database.Database;
   /** Seals and opens webhook secrets; loaded once by the composition root from FLEET_SECRET_KEY or the key file. */
   secretBox: SecretBox;
   /** Resolves once the read models include the event at `position` (read-your-writes after a command). */
   waitFor(position: LogPosition): Promise<void>;
   catchUp(): Promise<void>;
-  /** The projection runner as the API sees it (live stream, readiness, metrics). */
+  /** The projection runners as the API sees them (live stream, readiness, metrics). */
   projections: ProjectionsView;
   /** Webhook delivery, when this process runs the webhooks role (deliveries, test sends); null elsewhere. */
   webhookDelivery?: WebhookDeliveryAccess | null;
@@ -29,10 +31,11 @@ export interface ApiContext {
 }
 
 export interface ProjectionsView {
-  /** The last log position the read models include. */
+  /** The last log position the read models (the history aside) include: the live stream's boundary. */
   position(): LogPosition | null;
   /** `listener` gets every committed batch, after the read models include it; returns the unsubscribe function. */
   onApplied(listener: (events: readonly RecordedEvent[]) => void): () => void;
+  /** How far the furthest behind of the read models, the history included, is behind the log. */
   lag(): Promise<ProjectionLag>;
 }
 

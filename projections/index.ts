@@ -5,7 +5,6 @@ import { driversProjection } from './drivers/index.js';
 import { eventsProjection } from './events/index.js';
 import { geofencesProjection } from './geofences/index.js';
 import { safetyEventsProjection } from './safety-events/index.js';
-import { historyProjection, type HistoryItemEncoder } from './history/index.js';
 import { latestPositionsProjection } from './latest-positions/index.js';
 import type { Projection } from './projection.js';
 import { tenantsProjection } from './tenants/index.js';
@@ -14,16 +13,15 @@ import { usersProjection } from './users/index.js';
 import { webhookEndpointsProjection } from './webhook-endpoints/index.js';
 
 /**
- * `historyItem`: the API's JSON of a history item, which the history stores per fix
- * (api/history-item.ts; the composition root passes it in, as projections/ never imports api/).
+ * Every read model but the position history, which has a database and a runner of its
+ * own (history/database.ts).
  */
-export function readModelProjections(historyItem: HistoryItemEncoder): Projection[] {
+export function readModelProjections(): Projection[] {
   return [
     tenantsProjection,
     usersProjection,
     devicesProjection,
     latestPositionsProjection,
-    historyProjection(historyItem),
     unknownDevicesProjection,
     driversProjection,
     webhookEndpointsProjection,
@@ -37,6 +35,8 @@ export function readModelProjections(historyItem: HistoryItemEncoder): Projectio
 }
 
 export { ProjectionRunner, openReadModelDb } from './runner.js';
-export type { HistoryFix, HistoryItemEncoder } from './history/index.js';
+export { historyProjection, type HistoryFix, type HistoryItemEncoder } from './history/index.js';
+export { historyDbPath, moveHistoryOut, openHistoryDb, startHistory, type HistoryRole } from './history/database.js';
+export { HistoryThread } from './history/thread.js';
 export { evolveDevice, type DeviceRow, type DeviceStatus } from './devices/evolve.js';
 export { evolveLatestPosition, type LatestPositionRow } from './latest-positions/evolve.js';

@@ -53,6 +53,12 @@ export function openReadModelDb(path: string): Database.Database {
   return db;
 }
 
+/** The position a runner's read models were committed up to, as stored beside them (null: none applied yet). */
+export function storedCheckpoint(db: Database.Database): LogPosition | null {
+  const row = db.prepare('SELECT position FROM checkpoints WHERE name = ?').get(CHECKPOINT) as { position: string } | undefined;
+  return row ? positionFromString(row.position) : null;
+}
+
 /** Read models of another version: every table goes (the outbox too: its events are derived again on the replay). */
 function dropEverything(db: Database.Database): void {
   const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
@@ -92,10 +98,7 @@ export class ProjectionRunner {
   ) {
     for (const p of projections) p.migrate(db);
     this.handlers = projections.map((p) => p.prepare(db));
-    const row = db.prepare('SELECT position FROM checkpoints WHERE name = ?').get(CHECKPOINT) as
-      | { position: string }
-      | undefined;
-    this.checkpoint = row ? positionFromString(row.position) : null;
+    this.checkpoint = storedCheckpoint(db);
     this.saveCheckpoint = db.prepare(
       'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position',
     );

@@ -22,11 +22,12 @@ export interface HistoryPage {
  * table, one buffer back instead of a JS value per row and column), and the keys of the
  * page's last row and of the row after it, if any (the same range, from the page's end).
  * Every row is the customer's (its customer_id is matched), so a page with items is of
- * the customer's device; only an empty page asks the devices table, to tell an unknown
- * or foreign device (null: 404) from a quiet window.
+ * the customer's device; only an empty page asks the devices table (in the other read
+ * models' database), to tell an unknown or foreign device (null: 404) from a quiet window.
  */
 export function historyPage(
-  db: Database.Database,
+  historyDb: Database.Database,
+  readModelDb: Database.Database,
   customerId: string,
   q: { deviceId: string; from: number; to: number; after: HistoryKey | null; limit: number; order: 'asc' | 'desc' },
 ): HistoryPage | null {
@@ -39,7 +40,7 @@ export function historyPage(
   // group_concat takes the subquery's rows in its ORDER BY order (a subquery with LIMIT is never flattened
   // into an aggregate); test/api/positions.test.ts checks every page of both orders byte for byte.
   const rows = stmt(
-    db,
+    historyDb,
     `SELECT 0, CAST(group_concat(item, ',') AS BLOB), NULL, NULL FROM (SELECT item ${range} LIMIT @limit)
      UNION ALL
      SELECT 1, NULL, fix_time, event_id FROM (SELECT fix_time, event_id ${range} LIMIT 2 OFFSET @limit - 1)`,
@@ -59,7 +60,7 @@ export function historyPage(
     else keys.push({ t: r[2], id: r[3] });
   }
   if (items === null) {
-    const device = stmt(db, 'SELECT 1 FROM devices WHERE device_id = ? AND customer_id = ?').get(q.deviceId, customerId);
+    const device = stmt(readModelDb, 'SELECT 1 FROM devices WHERE device_id = ? AND customer_id = ?').get(q.deviceId, customerId);
     return device === undefined ? null : { items: null, next: null };
   }
   // Two keys: the page is full and another row follows; the page ends on the earlier one in the walk's order.

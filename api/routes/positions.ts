@@ -70,7 +70,7 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
           { pointer: '/query/to', message: 'more than 31 days after from' },
         ]);
       }
-      const page = historyPage(ctx.readModelDb, auth.customerId, {
+      const page = historyPage(ctx.historyDb, ctx.readModelDb, auth.customerId, {
         deviceId: q.device_id,
         from,
         to,

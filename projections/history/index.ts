@@ -12,6 +12,11 @@
  * those strings joined, with no object built or serialised per row. The stored
  * bytes follow the API's item shape, so a change of that shape needs
  * READ_MODEL_VERSION bumped (test/api/positions.test.ts pins the schema).
+ *
+ * It is the largest read model (a row per fix, its JSON made per fix), so it
+ * lives in a database of its own, applied by a runner of its own beside the
+ * other read models (database.ts, thread.ts): a replay or a backlog uses both
+ * cores, and its rows are not in the other read models' commits.
  */
 import type Database from 'better-sqlite3';
 import type { PositionRecorded } from '../../core/events.js';
@@ -33,14 +38,14 @@ const CREATE = `
     PRIMARY KEY (device_id, fix_time, event_id)) WITHOUT ROWID`;
 const INSERT = 'INSERT OR IGNORE INTO positions (device_id, fix_time, event_id, customer_id, item) VALUES (?, ?, ?, ?, ?)';
 
+export function createHistoryTable(db: Database.Database): void {
+  db.exec(CREATE);
+}
+
 export function historyProjection(encodeItem: HistoryItemEncoder): Projection {
   return {
     name: 'history',
-    migrate(db) {
-      const columns = db.prepare("SELECT name FROM pragma_table_info('positions')").pluck().all() as string[];
-      if (columns.length > 0 && !columns.includes('item')) upgradeColumnLayout(db, encodeItem);
-      db.exec(CREATE);
-    },
+    migrate: createHistoryTable,
     prepare(db: Database.Database) {
       const insert = db.prepare(INSERT);
       return (e) => {
@@ -50,39 +55,4 @@ export function historyProjection(encodeItem: HistoryItemEncoder): Projection {
       };
     },
   };
-}
-
-/** A row of the layout before this one: a rowid table of the fix's columns, indexed by device and time. */
-type ColumnRow = Omit<HistoryFix, 'valid' | 'ignition'> & {
-  rowid: number;
-  event_id: string;
-  customer_id: string;
-  /** SQLite booleans: 0 or 1 (ignition also null). */
-  valid: number;
-  ignition: number | null;
-};
-
-/**
- * Read models built before this layout hold every fix's fields in columns:
- * their rows are encoded into the new table in place (same rows, the checkpoint
- * unchanged), in one transaction, instead of a rebuild of every read model from
- * the log.
- */
-function upgradeColumnLayout(db: Database.Database, encodeItem: HistoryItemEncoder): void {
-  db.transaction(() => {
-    db.exec('ALTER TABLE positions RENAME TO positions_column_layout');
-    db.exec(CREATE);
-    const read = db.prepare('SELECT rowid, * FROM positions_column_layout WHERE rowid > ? ORDER BY rowid LIMIT 10000');
-    const insert = db.prepare(INSERT);
-    for (let after = 0; ; ) {
-      const rows = read.all(after) as ColumnRow[];
-      if (rows.length === 0) break;
-      for (const r of rows) {
-        const fix: HistoryFix = { ...r, valid: r.valid === 1, ignition: r.ignition === null ? null : r.ignition === 1 };
-        insert.run(r.device_id, r.fix_time, r.event_id, r.customer_id, encodeItem(fix));
-      }
-      after = rows[rows.length - 1]!.rowid;
-    }
-    db.exec('DROP TABLE positions_column_layout');
-  })();
 }

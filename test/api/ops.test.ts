@@ -20,7 +20,7 @@ describe('/healthz and /readyz', () => {
     expect(live.statusCode).toBe(200);
     expect(live.json()).toEqual({ status: 'ok' });
     await h.newCustomer();
-    await h.runner.catchUp();
+    await h.catchUp();
     const ready = await h.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
     expect(ready.json()).toEqual({
@@ -49,6 +49,23 @@ describe('/healthz and /readyz', () => {
     expect(lagging.json()).toMatchObject({ code: 'not_ready', errors: [{ pointer: '/checks/projections' }] });
     expect(lagging.json().detail).toContain('11.0 s behind');
     expectDocumented(new ResponseValidator(await loadOpenApi(h.app)), 'GET', '/readyz', lagging);
+  });
+
+  it('counts the position history, which has a runner of its own, when it is the one behind', async () => {
+    await start({ settings: { readyMaxLagS: 10 } });
+    await h.history.stop();
+    const { customerId } = await h.newCustomer();
+    await h.runner.catchUp();
+    expect(h.runner.position).not.toBeNull();
+    await h.store.appendToStream(streams.tenant(customerId), [
+      { id: randomUuid(), type: 'ApiKeyRevoked', data: { customer_id: customerId, key_id: 'key_x', revoked_at: h.clock.now() } },
+    ]);
+    await h.runner.catchUp();
+    h.clock.advance(11_000);
+    const lagging = await h.app.inject({ method: 'GET', url: '/readyz' });
+    expect(lagging.statusCode).toBe(503);
+    // The history stopped before the customer was created: CustomerCreated, its ApiKeyCreated and the revocation.
+    expect(lagging.json().detail).toContain('(3 events)');
   });
 
   it('is not ready when the store does not answer', async () => {

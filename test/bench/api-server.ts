@@ -22,7 +22,7 @@ import { SecretBox } from '../../core/secret-box.js';
 import { streams } from '../../core/streams.js';
 import { createCustomer, setCustomerRateLimit } from '../../core/commands/customers.js';
 import { historyItemJson } from '../../api/history-item.js';
-import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
+import { ProjectionRunner, historyDbPath, openReadModelDb, readModelProjections, startHistory } from '../../projections/index.js';
 
 export interface ApiBenchTargets {
   api: number;
@@ -85,17 +85,19 @@ async function main(): Promise<void> {
   await setCustomerRateLimit(store, systemClock, customer.customer_id, { per_minute: 1e12, burst: 1e12 });
   const ids = await seed(store, customer.customer_id, devices, 20_000);
   const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
-  const runner = new ProjectionRunner(store, db, readModelProjections(historyItemJson), silentLogger);
+  const runner = new ProjectionRunner(store, db, readModelProjections(), silentLogger);
   await runner.start();
+  const history = await startHistory(store, historyDbPath(dir), historyItemJson, silentLogger);
   const app = await buildApp(
     {
       store,
       clock: systemClock,
       readModelDb: db,
+      historyDb: history.reads,
       secretBox: SecretBox.fromKey(randomBytes(32)),
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),
-      projections: runnerView(runner, store, systemClock),
+      projections: runnerView(runner, history, store, systemClock),
     },
     silentLogger,
   );
@@ -140,6 +142,7 @@ async function main(): Promise<void> {
       await app.close();
       await reference.close();
       await runner.stop();
+      await history.stop();
       await store.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });

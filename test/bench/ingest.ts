@@ -91,20 +91,29 @@ function runClient(config: ClientConfig): Promise<ClientReport> {
 }
 
 /**
- * The read models' checkpoint and the log's head, read from the files (read-only, WAL):
- * /readyz would answer only when the platform's main thread gets to it, which is what
- * a lagging projection delays.
+ * The log's head and how far the read models have applied it (the furthest behind of
+ * the read models and the history, each with its own database), read from the files
+ * (read-only, WAL): /readyz would answer only when the platform's main thread gets to
+ * it, which is what a lagging projection delays.
  */
 function logProgress(dataDir: string): { head: number; applied: number } {
   const log = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
-  const models = new Database(join(dataDir, 'readmodels.sqlite'), { readonly: true });
   try {
     const head = log.prepare('SELECT coalesce(max(position), 0) FROM events').pluck().get() as number;
-    const checkpoint = models.prepare("SELECT position FROM checkpoints WHERE name = 'read-models'").pluck().get() as string | undefined;
-    return { head, applied: checkpoint ? Number(checkpoint.split('/')[0]) : 0 };
+    const applied = Math.min(...['readmodels.sqlite', 'history.sqlite'].map((file) => checkpointIn(join(dataDir, file))));
+    return { head, applied };
   } finally {
     log.close();
-    models.close();
+  }
+}
+
+function checkpointIn(path: string): number {
+  const db = new Database(path, { readonly: true });
+  try {
+    const checkpoint = db.prepare("SELECT position FROM checkpoints WHERE name = 'read-models'").pluck().get() as string | undefined;
+    return checkpoint ? Number(checkpoint.split('/')[0]) : 0;
+  } finally {
+    db.close();
   }
 }
 

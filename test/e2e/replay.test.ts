@@ -19,7 +19,7 @@ import { imeiFrom } from '../../core/imei.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
 import { historyItemJson } from '../../api/history-item.js';
-import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
+import { ProjectionRunner, openReadModelDb, readModelProjections, startHistory } from '../../projections/index.js';
 import { runnerView } from '../../projections/view.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { ResponseValidator, loadOpenApi } from '../support/openapi.js';
@@ -202,13 +202,14 @@ describe('replaying the store into empty read models', () => {
 
     // Wipe: a new, empty read-model database; the runner replays the whole store into it.
     const db = openReadModelDb(join(dir, 'readmodels-rebuilt.sqlite'));
-    const runner = new ProjectionRunner(h.store, db, readModelProjections(historyItemJson), silentLogger);
+    const runner = new ProjectionRunner(h.store, db, readModelProjections(), silentLogger);
     await runner.start();
     await settle(runner);
+    const history = await startHistory(h.store, join(dir, 'history-rebuilt.sqlite'), historyItemJson, silentLogger);
     const rebuilt = await buildApp(
       {
-        store: h.store, clock: h.clock, readModelDb: db, secretBox: h.secretBox, waitFor: (p) => runner.waitFor(p), catchUp: () => runner.catchUp(),
-        projections: runnerView(runner, h.store, h.clock),
+        store: h.store, clock: h.clock, readModelDb: db, historyDb: history.reads, secretBox: h.secretBox, waitFor: (p) => runner.waitFor(p),
+        catchUp: () => runner.catchUp(), projections: runnerView(runner, history, h.store, h.clock),
       },
       silentLogger,
     );
@@ -219,6 +220,7 @@ describe('replaying the store into empty read models', () => {
     } finally {
       await rebuilt.close();
       await runner.stop();
+      await history.stop();
       db.close();
     }
   }, 60_000);

@@ -14,7 +14,6 @@ import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
-import { historyItemJson } from '../../api/history-item.js';
 import { readModelProjections } from '../../projections/index.js';
 import type { Projection } from '../../projections/projection.js';
 import { ProjectionRunner, openReadModelDb } from '../../projections/runner.js';
@@ -87,14 +86,14 @@ describe('projection batches', () => {
     const ids = events.map(() => randomUuid());
 
     // One event per batch (the test support applies and flushes each event on its own).
-    const single = readModelDb(readModelProjections(historyItemJson));
+    const single = readModelDb(readModelProjections());
     const derivedOne = events.flatMap((e, i) => single.apply(e.event, ids[i]).map((d) => d.event.id));
 
     // All of it in one batch, through the runner.
     const store = new SqliteEventStore(join(dir, 'events.sqlite'));
     for (const [i, e] of events.entries()) await store.appendToStream(e.stream, [{ ...e.event, id: ids[i]! }]);
     const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
-    const runner = new ProjectionRunner(store, db, readModelProjections(historyItemJson), silentLogger);
+    const runner = new ProjectionRunner(store, db, readModelProjections(), silentLogger);
     await runner.catchUp();
     const derivedBatch = (await store.readAll({ maxCount: 100_000 })).filter((e) => e.type === 'DeviceEventRaised').map((e) => e.id);
     await store.close();
@@ -117,17 +116,17 @@ describe('projection batches', () => {
     for (const e of story()) await store.appendToStream(e.stream, [{ ...e.event, id: randomUuid() }]);
     const path = join(dir, 'readmodels-fail.sqlite');
     const db = openReadModelDb(path);
-    const runner = new ProjectionRunner(store, db, [...readModelProjections(historyItemJson), failing], silentLogger);
+    const runner = new ProjectionRunner(store, db, [...readModelProjections(), failing], silentLogger);
     await expect(runner.catchUp()).rejects.toThrow('boom');
     expect(runner.position).toBeNull();
     for (const t of ['latest_positions', 'safety_detector_state', 'geofence_presence', 'devices']) {
       expect(db.prepare(`SELECT count(*) FROM ${t}`).pluck().get(), t).toBe(0);
     }
     // Without the failing projection, the same database builds the same read models as a fresh one.
-    const again = new ProjectionRunner(store, db, readModelProjections(historyItemJson), silentLogger);
+    const again = new ProjectionRunner(store, db, readModelProjections(), silentLogger);
     await again.catchUp();
     const fresh = openReadModelDb(join(dir, 'readmodels-fresh.sqlite'));
-    await new ProjectionRunner(store, fresh, readModelProjections(historyItemJson), silentLogger).catchUp();
+    await new ProjectionRunner(store, fresh, readModelProjections(), silentLogger).catchUp();
     expect(dump(db)).toEqual(dump(fresh));
     await store.close();
     db.close();

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceEventRaised, DomainEvent, PositionRecorded } from '../../core/events.js';
 import { historyItemJson } from '../../api/history-item.js';
-import { readModelProjections } from '../../projections/index.js';
+import { historyProjection, readModelProjections } from '../../projections/index.js';
 import { MAX_AHEAD_OF_RECEIPT_MS, isUsableFix } from '../../projections/usable-fix.js';
 import { readModelDb } from '../support/read-model-db.js';
 
@@ -35,7 +35,8 @@ function fix(fixTime: number, receivedAt: number, lat: number, speed: number): D
 const real = (s: number, lat: number, speed: number) => fix(T0 + s * S, T0 + s * S + 2 * S, lat, speed);
 
 function fleet() {
-  const rm = readModelDb(readModelProjections(historyItemJson));
+  // The history beside the other read models in one database: what each derives from the same fixes.
+  const rm = readModelDb([...readModelProjections(), historyProjection(historyItemJson)]);
   rm.apply({ type: 'CustomerCreated', data: { customer_id: 'cus_1', name: 'Acme', plan: 'pro', speed_limit_kmh: LIMIT_KMH, created_at: 0 } });
   rm.apply({ type: 'DriverCreated', data: { driver_id: 'drv_1', customer_id: 'cus_1', name: 'Anna', external_id: null, created_at: 0 } });
   rm.apply({

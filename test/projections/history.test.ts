@@ -1,13 +1,18 @@
 /**
  * The position history's layout: one row per plausible fix, clustered on
- * (device_id, fix_time, event_id), carrying the API's JSON of the fix; read
- * models of the column layout before it are encoded in place when opened.
+ * (device_id, fix_time, event_id), carrying the API's JSON of the fix, in a
+ * database of its own; a history kept in the read-model database moves there.
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PositionRecorded } from '../../core/events.js';
 import { historyItemJson } from '../../api/history-item.js';
 import { historyProjection } from '../../projections/history/index.js';
+import { moveHistoryOut, openHistoryDb } from '../../projections/history/database.js';
+import { openReadModelDb, storedCheckpoint } from '../../projections/runner.js';
 import { readModelDb } from '../support/read-model-db.js';
 
 const T0 = Date.UTC(2026, 10, 20, 8, 0, 0);
@@ -46,30 +51,40 @@ describe('history projection', () => {
     expect(rm.db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'positions'").pluck().get()).toBe(0);
   });
 
-  it('encodes a read model of the column layout in place: the same rows as a rebuild from the log', () => {
-    const db = new Database(':memory:');
-    db.exec(`
-      CREATE TABLE positions (
-        event_id TEXT PRIMARY KEY, device_id TEXT NOT NULL, customer_id TEXT NOT NULL,
-        fix_time INTEGER NOT NULL, received_at INTEGER NOT NULL, valid INTEGER NOT NULL,
-        lat REAL NOT NULL, lng REAL NOT NULL, speed_kmh REAL, heading_deg REAL, altitude_m REAL,
-        satellites INTEGER, ignition INTEGER, odometer_m REAL);
-      CREATE INDEX positions_by_device_time ON positions (device_id, fix_time, event_id);`);
-    const insert = db.prepare('INSERT INTO positions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-    for (const [id, d] of FIXES.slice(0, 4)) {
-      insert.run(id, d.device_id, d.customer_id, d.fix_time, d.received_at, d.valid ? 1 : 0, d.lat, d.lng, d.speed_kmh, d.heading_deg, d.altitude_m,
-        d.satellites, d.ignition === null ? null : d.ignition ? 1 : 0, d.odometer_m);
+  it('moves out of the read-model database with its checkpoint, once, and drops a table of the older column layout', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-history-move-'));
+    try {
+      // A read-model database from before the history had its own: the history's rows and the checkpoint they were committed with.
+      const readModels = openReadModelDb(join(dir, 'readmodels.sqlite'));
+      const projection = historyProjection(historyItemJson);
+      projection.migrate(readModels);
+      const handler = projection.prepare(readModels);
+      for (const [id, data] of FIXES) handler({ type: 'PositionRecorded', data, id } as Parameters<typeof handler>[0]);
+      readModels.prepare("INSERT INTO checkpoints (name, position) VALUES ('read-models', '42/42')").run();
+      const before = rows(readModels);
+      expect(before).toHaveLength(4);
+
+      const historyPath = join(dir, 'history.sqlite');
+      moveHistoryOut(readModels, historyPath);
+      moveHistoryOut(readModels, historyPath); // idempotent
+      expect(readModels.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'positions'").pluck().get()).toBe(0);
+      const history = openHistoryDb(historyPath);
+      expect(rows(history)).toEqual(before);
+      expect(storedCheckpoint(history)).toEqual({ commit: 42n, prepare: 42n });
+      history.close();
+
+      // The column layout (before each row carried its JSON) is not moved: the history's runner rebuilds it from the log.
+      const older = openReadModelDb(join(dir, 'older.sqlite'));
+      older.exec('CREATE TABLE positions (event_id TEXT PRIMARY KEY, device_id TEXT NOT NULL, fix_time INTEGER NOT NULL, lat REAL NOT NULL)');
+      older.prepare("INSERT INTO positions VALUES ('e1', 'dev_0', 1, 56.9)").run();
+      const olderHistoryPath = join(dir, 'older-history.sqlite');
+      moveHistoryOut(older, olderHistoryPath);
+      expect(older.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'positions'").pluck().get()).toBe(0);
+      expect(existsSync(olderHistoryPath)).toBe(false);
+      readModels.close();
+      older.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-    const projection = historyProjection(historyItemJson);
-    projection.migrate(db);
-    projection.migrate(db); // idempotent
-    const rebuilt = readModelDb([historyProjection(historyItemJson)]);
-    for (const [id, data] of FIXES) rebuilt.apply({ type: 'PositionRecorded', data }, id);
-    expect(rows(db)).toEqual(rows(rebuilt.db));
-    expect(db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'positions%' ORDER BY name").pluck().all()).toEqual(['positions']);
-    // And it keeps taking events.
-    const handler = projection.prepare(db);
-    handler({ type: 'PositionRecorded', data: fix(9), id: '00000000-0000-4000-8000-000000000009' } as Parameters<typeof handler>[0]);
-    expect(rows(db)).toHaveLength(5);
   });
 });

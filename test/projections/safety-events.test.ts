@@ -11,7 +11,6 @@ import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import type { AlarmReported, DeviceEventRaised, PositionRecorded } from '../../core/events.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
-import { historyItemJson } from '../../api/history-item.js';
 import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
 import { THRESHOLDS, detect, initialState, type DetectorEnv, type DetectorEvent, type DetectorState } from '../../projections/safety-events/index.js';
 import { headingChange } from '../../projections/safety-events/motion.js';
@@ -323,12 +322,12 @@ describe('replay through the runner', () => {
     try {
       const story = [...drive(0, [62, 60, 48, 36, 25, 22, 22]), alarm(8, 'event.sos'), later(6)];
       for (const e of story) await store.appendToStream(streams.telemetry(DEVICE), [{ ...e, id: crypto.randomUUID() }]);
-      const first = new ProjectionRunner(store, openReadModelDb(join(dir, 'a.sqlite')), readModelProjections(historyItemJson), silentLogger);
+      const first = new ProjectionRunner(store, openReadModelDb(join(dir, 'a.sqlite')), readModelProjections(), silentLogger);
       const before = await rows(first);
       expect(before.map((r) => (r as { kind: string }).kind)).toEqual(['event.sos', 'event.harsh_brake']);
       const logSize = (await store.readAll()).length;
 
-      const rebuilt = new ProjectionRunner(store, openReadModelDb(join(dir, 'b.sqlite')), readModelProjections(historyItemJson), silentLogger);
+      const rebuilt = new ProjectionRunner(store, openReadModelDb(join(dir, 'b.sqlite')), readModelProjections(), silentLogger);
       expect(await rows(rebuilt)).toEqual(before);
       expect((await store.readAll()).length).toBe(logSize);
       await first.stop();

@@ -9,6 +9,7 @@ import { buildApp } from '../../api/app.js';
 import type { ApiContext } from '../../api/context.js';
 import { ManualClock } from '../../core/clock.js';
 import type { Plan, Scope } from '../../core/events.js';
+import type { LogPosition } from '../../core/event-store/port.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { silentLogger } from '../../core/logger.js';
 import { SecretBox } from '../../core/secret-box.js';
@@ -16,7 +17,7 @@ import { streams } from '../../core/streams.js';
 import { createCustomer } from '../../core/commands/customers.js';
 import { newApiKeyEvent } from '../../core/commands/credentials.js';
 import { historyItemJson } from '../../api/history-item.js';
-import { ProjectionRunner, openReadModelDb, readModelProjections } from '../../projections/index.js';
+import { ProjectionRunner, historyDbPath, openReadModelDb, readModelProjections, startHistory, type HistoryRole } from '../../projections/index.js';
 import { runnerView } from '../../projections/view.js';
 import { WebhookDelivery } from '../../projections/webhooks/index.js';
 
@@ -25,7 +26,13 @@ export interface ApiHarness {
   store: SqliteEventStore;
   clock: ManualClock;
   runner: ProjectionRunner;
+  /** The position history's runner (in this thread, over its own database). */
+  history: HistoryRole;
   readModelDb: Database.Database;
+  /** Resolves once every read model, the history included, includes the event at `position`. */
+  waitFor(position: LogPosition): Promise<void>;
+  /** Applies everything the store holds now to every read model, the history included. */
+  catchUp(): Promise<void>;
   /** The key webhook secrets are sealed with (a random one per harness). */
   secretBox: SecretBox;
   newCustomer(name?: string, plan?: Plan): Promise<{ customerId: string; apiKey: string }>;
@@ -45,8 +52,9 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
   const clock = new ManualClock(Date.UTC(2026, 10, 22, 12, 0, 0));
   const store = new SqliteEventStore(join(dir, 'events.sqlite'), { clock, synchronous: 'OFF' });
   const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
-  const runner = new ProjectionRunner(store, db, readModelProjections(historyItemJson), silentLogger);
+  const runner = new ProjectionRunner(store, db, readModelProjections(), silentLogger);
   await runner.start();
+  const history = await startHistory(store, historyDbPath(dir), historyItemJson, silentLogger);
   const secretBox = SecretBox.fromKey(randomBytes(32));
   const webhookDelivery = new WebhookDelivery({
     store, clock, log: silentLogger, dbPath: join(dir, 'webhooks.sqlite'), box: secretBox, allowPrivate: true, enterprisePerS: 1000,
@@ -57,10 +65,11 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
       store,
       clock,
       readModelDb: db,
+      historyDb: history.reads,
       secretBox,
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),
-      projections: runnerView(runner, store, clock),
+      projections: runnerView(runner, history, store, clock),
       webhookDelivery,
       ...options,
       settings: { allowPrivateWebhookUrls: true, ...options.settings },
@@ -73,7 +82,14 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     store,
     clock,
     runner,
+    history,
     readModelDb: db,
+    async waitFor(position) {
+      await Promise.all([runner.waitFor(position), history.waitFor(position)]);
+    },
+    async catchUp() {
+      await Promise.all([runner.catchUp(), history.catchUp()]);
+    },
     secretBox,
     async newCustomer(name = 'Acme Haulage', plan: Plan = 'pro') {
       const c = await createCustomer(store, clock, { name, plan });
@@ -87,6 +103,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
     async close() {
       await app.close();
       await runner.stop();
+      await history.stop();
       await webhookDelivery.stop();
       await store.close();
       db.close();

@@ -48,7 +48,7 @@ export function alarmReported(device: DeviceRef, t: number, kind: Alarm['kind'],
 
 async function appendAndWait(h: ApiHarness, stream: string, event: EventToAppend<DomainEvent>): Promise<LogPosition> {
   const { position } = await h.store.appendToStream(stream, [event]);
-  await h.runner.waitFor(position);
+  await h.waitFor(position);
   return position;
 }
 

@@ -1,0 +1,94 @@
+/**
+ * The position history's own database (history.sqlite beside readmodels.sqlite)
+ * and the runner that keeps it, wherever it runs: in the caller's thread, or in a
+ * thread of its own (thread.ts). Both expose the same HistoryRole to the
+ * composition root and the API.
+ */
+import type Database from 'better-sqlite3';
+import { join } from 'node:path';
+import type { EventStore, LogPosition } from '../../core/event-store/port.js';
+import type { Logger } from '../../core/logger.js';
+import { checkpointInBackground } from '../../core/wal-checkpointer.js';
+import { ProjectionRunner, openReadModelDb, storedCheckpoint } from '../runner.js';
+import { createHistoryTable, historyProjection, type HistoryItemEncoder } from './index.js';
+
+export const historyDbPath = (dataDir: string): string => join(dataDir, 'history.sqlite');
+
+/** What the composition root and the API see of the history, in this thread or another. */
+export interface HistoryRole {
+  /** A connection history pages are read from. */
+  readonly reads: Database.Database;
+  /** The log position the history is committed up to (null: nothing applied yet). */
+  position(): LogPosition | null;
+  catchUp(): Promise<void>;
+  waitFor(position: LogPosition): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Opens (creating) the history database: a read-model database, versioned and checkpointed like the others. */
+export function openHistoryDb(path: string): Database.Database {
+  const db = openReadModelDb(path);
+  createHistoryTable(db);
+  return db;
+}
+
+/**
+ * Starts a runner of the history alone over its database at `path`, caught up with
+ * the log when this resolves. Commits run in the caller's thread, checkpoints beside it.
+ */
+export async function startHistory(store: EventStore, path: string, encodeItem: HistoryItemEncoder, log: Logger): Promise<HistoryRole> {
+  const db = openHistoryDb(path);
+  const checkpointer = checkpointInBackground(db);
+  const runner = new ProjectionRunner(store, db, [historyProjection(encodeItem)], log);
+  await runner.start();
+  let stopped: Promise<void> | null = null;
+  return {
+    reads: db,
+    position: () => runner.position,
+    catchUp: () => runner.catchUp(),
+    waitFor: (p) => runner.waitFor(p),
+    stop() {
+      stopped ??= (async () => {
+        await runner.stop();
+        checkpointer.close();
+        db.close();
+      })();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * A history kept inside the read-model database (before it had one of its own) moves
+ * into `historyPath` with the checkpoint it was committed with, so an upgrade does not
+ * replay the log for it. Idempotent: a move that committed in the history database but
+ * not yet the drop is finished on the next start. A table of an older layout (no item
+ * JSON) is dropped instead; the history's runner then builds it from the log.
+ */
+export function moveHistoryOut(readModelDb: Database.Database, historyPath: string): void {
+  const columns = readModelDb.prepare("SELECT name FROM pragma_table_info('positions')").pluck().all() as string[];
+  if (columns.length === 0) return;
+  if (columns.includes('item')) {
+    openHistoryDb(historyPath).close();
+    readModelDb.prepare('ATTACH DATABASE ? AS history').run(historyPath);
+    try {
+      const moved = readModelDb.prepare("SELECT 1 FROM history.checkpoints WHERE name = 'read-models'").get() !== undefined;
+      if (!moved) {
+        readModelDb.transaction(() => {
+          readModelDb.exec(`
+            INSERT OR IGNORE INTO history.positions (device_id, fix_time, event_id, customer_id, item)
+              SELECT device_id, fix_time, event_id, customer_id, item FROM main.positions;
+            INSERT INTO history.checkpoints (name, position) SELECT name, position FROM main.checkpoints WHERE name = 'read-models';`);
+        })();
+      }
+    } finally {
+      readModelDb.exec('DETACH DATABASE history');
+    }
+  }
+  readModelDb.exec('DROP TABLE positions');
+}
+
+/** The history's committed position as another connection (the API's) reads it. */
+export function historyPositionReader(reads: Database.Database): () => LogPosition | null {
+  return () => storedCheckpoint(reads);
+}
