@@ -25,9 +25,18 @@ export interface HistoryRole {
   stop(): Promise<void>;
 }
 
+/**
+ * Pages of the history kept in memory by its writer: enough for each device's newest leaf
+ * page in a fleet of a few thousand (where its inserts land); a larger fleet's pages come
+ * back from the OS cache. The 64 MB of the other read models added about 50 MB of RSS
+ * under the open-loop bench (15,000 devices) for no gain.
+ */
+const HISTORY_CACHE_KB = 16 * 1024;
+
 /** Opens (creating) the history database: a read-model database, versioned and checkpointed like the others. */
 export function openHistoryDb(path: string): Database.Database {
   const db = openReadModelDb(path);
+  db.pragma(`cache_size = -${HISTORY_CACHE_KB}`);
   createHistoryTable(db);
   return db;
 }
