@@ -4,15 +4,17 @@
  * catch up, to wait for a log position, and to stop; the thread answers each ask.
  */
 import { parentPort, type Worker } from 'node:worker_threads';
-import { positionFromString, positionToString, type LogPosition } from '../core/event-store/port.js';
+import { systemClock } from '../core/clock.js';
+import { openEventStore } from '../core/event-store/open.js';
+import { positionFromString, positionToString, type EventStore, type LogPosition } from '../core/event-store/port.js';
 
 /** `id` pairs a request with its answer. */
 export type ToRunnerThread = { type: 'catchUp'; id: number } | { type: 'waitFor'; id: number; position: string } | { type: 'stop' };
 
 export type FromRunnerThread = { type: 'started' } | { type: 'answer'; id: number; error: string | null };
 
-/** The host's side: asks, and the answers matched to them. */
-export class RunnerThreadClient {
+/** The host's side: asks, and the answers matched to them. Each role's host class extends it. */
+export class RunnerThreadHost {
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
   private stopped: Promise<void> | null = null;
@@ -20,7 +22,7 @@ export class RunnerThreadClient {
   constructor(
     private readonly worker: Worker,
     private readonly markStopping: () => void,
-    private readonly name: string,
+    private readonly roleName: string,
   ) {
     worker.on('message', (m: FromRunnerThread) => {
       if (m.type !== 'answer') return;
@@ -49,12 +51,12 @@ export class RunnerThreadClient {
   }
 
   /** Lets the thread finish its work and commit, then ends it; `afterExit` runs once it has. */
-  stop(afterExit: () => void = () => {}): Promise<void> {
+  protected stopThread(afterExit: () => void): Promise<void> {
     this.stopped ??= new Promise<void>((resolve) => {
       this.markStopping();
       this.worker.once('exit', () => {
         afterExit();
-        for (const w of this.waiting.values()) w.reject(new Error(`${this.name} stopped`));
+        for (const w of this.waiting.values()) w.reject(new Error(`${this.roleName} stopped`));
         resolve();
       });
       const m: ToRunnerThread = { type: 'stop' };
@@ -64,8 +66,36 @@ export class RunnerThreadClient {
   }
 }
 
-/** The thread's side, once its runner has started: says so, then answers the host until it is told to stop. */
-export function serveRunnerThread(runner: { catchUp(): Promise<void>; waitFor(p: LogPosition): Promise<void>; stop(): Promise<void> }): void {
+interface ThreadedRunner {
+  catchUp(): Promise<void>;
+  waitFor(position: LogPosition): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The thread's side: opens its own handle on the store, starts the role on it, says so,
+ * then answers the host until it is told to stop (the role stops, then the store closes).
+ * A failure to start reaches the host as the worker's error.
+ */
+/** `storeUrl`: the configuration's `store`. */
+export function runRunnerThread(storeUrl: string, start: (store: EventStore) => Promise<ThreadedRunner>): void {
+  void (async () => {
+    const opened = await openEventStore(storeUrl, systemClock);
+    const runner = await start(opened);
+    serve({
+      catchUp: () => runner.catchUp(),
+      waitFor: (p) => runner.waitFor(p),
+      async stop() {
+        await runner.stop();
+        await opened.close();
+      },
+    });
+  })().catch((err: unknown) => {
+    throw err;
+  });
+}
+
+function serve(runner: ThreadedRunner): void {
   const post = (m: FromRunnerThread) => parentPort!.postMessage(m);
   post({ type: 'started' });
   parentPort!.on('message', (m: ToRunnerThread) => {

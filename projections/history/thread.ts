@@ -6,10 +6,11 @@
  * read from that connection too (the checkpoint row the thread commits with its rows).
  */
 import Database from 'better-sqlite3';
+import type { Worker } from 'node:worker_threads';
 import type { Config } from '../../core/config.js';
 import type { LogPosition } from '../../core/event-store/port.js';
 import { startRoleThread, threadEntry } from '../../core/role-thread.js';
-import { RunnerThreadClient, type FromRunnerThread } from '../runner-thread.js';
+import { RunnerThreadHost, type FromRunnerThread } from '../runner-thread.js';
 import { historyDbPath, historyPositionReader, type HistoryRole } from './database.js';
 
 const ENTRY = threadEntry(import.meta.url, 'thread-entry');
@@ -29,15 +30,8 @@ export interface HistoryThreadData {
   encoder: HistoryItemEncoderModule;
 }
 
-export class HistoryThread implements HistoryRole {
+export class HistoryThread extends RunnerThreadHost implements HistoryRole {
   readonly position: () => LogPosition | null;
-
-  private constructor(
-    private readonly client: RunnerThreadClient,
-    readonly reads: Database.Database,
-  ) {
-    this.position = historyPositionReader(reads);
-  }
 
   /** Starts the thread; resolves once the history has caught up with the log. */
   static async start(config: Config, encoder: HistoryItemEncoderModule, onFailure: (err: Error) => void): Promise<HistoryThread> {
@@ -45,18 +39,19 @@ export class HistoryThread implements HistoryRole {
     const t = await startRoleThread<FromRunnerThread>(ENTRY, data, onFailure);
     // The thread created the database; this thread only reads it.
     const reads = new Database(historyDbPath(config.dataDir), { readonly: true, fileMustExist: true });
-    return new HistoryThread(new RunnerThreadClient(t.worker, t.stopping, 'position history'), reads);
+    return new HistoryThread(t.worker, t.stopping, reads);
   }
 
-  catchUp(): Promise<void> {
-    return this.client.catchUp();
-  }
-
-  waitFor(position: LogPosition): Promise<void> {
-    return this.client.waitFor(position);
+  private constructor(
+    worker: Worker,
+    stopping: () => void,
+    readonly reads: Database.Database,
+  ) {
+    super(worker, stopping, 'position history');
+    this.position = historyPositionReader(reads);
   }
 
   stop(): Promise<void> {
-    return this.client.stop(() => this.reads.close());
+    return this.stopThread(() => this.reads.close());
   }
 }

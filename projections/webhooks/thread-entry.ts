@@ -7,29 +7,15 @@
 import { workerData } from 'node:worker_threads';
 import { systemClock } from '../../core/clock.js';
 import type { Config } from '../../core/config.js';
-import { openEventStore } from '../../core/event-store/open.js';
 import { createLogger } from '../../core/logger.js';
 import { SecretBox } from '../../core/secret-box.js';
-import { serveRunnerThread } from '../runner-thread.js';
+import { runRunnerThread } from '../runner-thread.js';
 import { webhookDeliveryFromConfig } from './from-config.js';
 
-async function main(): Promise<void> {
-  const config = workerData as Config;
+const config = workerData as Config;
+runRunnerThread(config.store, async (store) => {
   const log = createLogger(config.logLevel).child({ role: 'webhooks' });
-  const store = await openEventStore(config.store, systemClock);
   const delivery = webhookDeliveryFromConfig(config, store, systemClock, log, SecretBox.load(config.secretKey));
   await delivery.start();
-  serveRunnerThread({
-    catchUp: () => delivery.catchUp(),
-    waitFor: (p) => delivery.waitFor(p),
-    async stop() {
-      await delivery.stop();
-      await store.close();
-    },
-  });
-}
-
-// A failure to start reaches the host as the worker's error.
-main().catch((err: unknown) => {
-  throw err;
+  return delivery;
 });

@@ -5,48 +5,42 @@
  * database); catching up and waiting for a command's event are asked of the thread.
  */
 import Database from 'better-sqlite3';
+import type { Worker } from 'node:worker_threads';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config.js';
-import type { LogPosition } from '../../core/event-store/port.js';
 import { startRoleThread, threadEntry } from '../../core/role-thread.js';
 import type { SecretBox } from '../../core/secret-box.js';
-import { RunnerThreadClient, type FromRunnerThread } from '../runner-thread.js';
+import { RunnerThreadHost, type FromRunnerThread } from '../runner-thread.js';
 import { DeliveryLog, type WebhookDeliveryAccess } from './delivery-log.js';
 import { deliveryDbPath } from './from-config.js';
 
 const ENTRY = threadEntry(import.meta.url, 'thread-entry');
 
-export class WebhookThread implements WebhookDeliveryAccess {
+export class WebhookThread extends RunnerThreadHost implements WebhookDeliveryAccess {
   readonly reads: DeliveryLog;
-
-  private constructor(
-    private readonly client: RunnerThreadClient,
-    private readonly db: Database.Database,
-    box: SecretBox,
-    config: Config,
-    clock: Clock,
-  ) {
-    this.reads = new DeliveryLog(db, box, config.allowPrivateWebhookUrls, clock);
-  }
 
   /** Starts the thread; resolves once delivery has caught up with the log and runs. */
   static async start(config: Config, box: SecretBox, clock: Clock, onFailure: (err: Error) => void): Promise<WebhookThread> {
     const t = await startRoleThread<FromRunnerThread>(ENTRY, config, onFailure);
     // The thread created the database; this thread only reads it.
     const db = new Database(deliveryDbPath(config), { readonly: true, fileMustExist: true });
-    return new WebhookThread(new RunnerThreadClient(t.worker, t.stopping, 'webhook delivery'), db, box, config, clock);
+    return new WebhookThread(t.worker, t.stopping, db, box, config, clock);
   }
 
-  catchUp(): Promise<void> {
-    return this.client.catchUp();
-  }
-
-  waitFor(position: LogPosition): Promise<void> {
-    return this.client.waitFor(position);
+  private constructor(
+    worker: Worker,
+    stopping: () => void,
+    private readonly db: Database.Database,
+    box: SecretBox,
+    config: Config,
+    clock: Clock,
+  ) {
+    super(worker, stopping, 'webhook delivery');
+    this.reads = new DeliveryLog(db, box, config.allowPrivateWebhookUrls, clock);
   }
 
   /** Lets the thread finish the attempts in flight and commit their outcomes, then ends it. */
   stop(): Promise<void> {
-    return this.client.stop(() => this.db.close());
+    return this.stopThread(() => this.db.close());
   }
 }
