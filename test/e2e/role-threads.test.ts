@@ -1,9 +1,9 @@
 /**
- * `fleet` with every role runs the gateway and webhook delivery each in a thread of its
- * own: devices are acked by the gateway thread, their fixes reach the read models and
- * the API of the main thread and, signed, a webhook receiver through the delivery
- * thread; the API lists deliveries, redelivers and sends tests across the threads;
- * /metrics counts the gateway thread's frames and appends; a stop drains both threads
+ * `fleet` with every role runs the gateway, webhook delivery and the position history
+ * each in a thread of its own: devices are acked by the gateway thread, their fixes
+ * reach the read models and the API of the main thread, the history through its thread
+ * and, signed, a webhook receiver through the delivery thread; the API lists deliveries, redelivers and sends tests across the threads;
+ * /metrics counts the gateway thread's frames and appends; a stop drains the threads
  * before the process exits.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -72,11 +72,35 @@ describe('the role threads of fleet with every role', () => {
     expect(acked).toBeLessThanOrEqual(200); // one page of deliveries below
 
     // The fixes the gateway thread stored are in the main thread's read models.
+    let newest: Array<{ timestamp: string }> = [];
     const latest = async () => {
       const res = await fetch(`${api}/v1/positions/latest`, { headers: { authorization: `Bearer ${apiKey}` } });
-      return ((await res.json()) as { data: unknown[] }).data.length;
+      newest = ((await res.json()) as { data: Array<{ timestamp: string }> }).data;
+      return newest.length;
     };
     await until(async () => (await latest()) === 3, 15_000, 'latest positions of the three devices');
+
+    // And in the position history, which its own thread keeps in its own database (the API reads it read-only).
+    const devices = (await call('GET', '/v1/devices')).json.data as Array<{ id: string }>;
+    expect(devices).toHaveLength(3);
+    // The simulated fixes are dated by their route: a day up to each device's newest fix holds them all.
+    const newestFix = Math.max(...newest.map((p) => Date.parse(p.timestamp)));
+    const window = `from=${new Date(newestFix - 86_400_000).toISOString()}&to=${new Date(newestFix + 1).toISOString()}`;
+    const inHistory = async () => {
+      let fixes = 0;
+      for (const d of devices) {
+        const page = await call('GET', `/v1/positions?device_id=${d.id}&${window}&limit=1000`);
+        expect(page.status, JSON.stringify(page.json)).toBe(200);
+        fixes += (page.json.data as unknown[]).length;
+      }
+      return fixes;
+    };
+    let historyFixes = 0;
+    await until(async () => (historyFixes = await inHistory()) === acked, 15_000, `every acked fix in the history (${acked})`, 250).catch((err: Error) => {
+      throw new Error(`${err.message}: ${historyFixes} there`);
+    });
+    const ready = await call('GET', '/readyz');
+    expect(ready.status).toBe(200);
 
     // Counters arrive from the thread once a second.
     let text = '';
