@@ -71,12 +71,26 @@ function dropEverything(db: Database.Database): void {
   })();
 }
 
+export interface RunnerOptions {
+  /** Events applied in one transaction at most (BATCH by default); a thread that also does other work keeps its turns short with fewer. */
+  maxBatch?: number;
+  /**
+   * Live events wait this long to be applied together (0, the default: a turn of the event
+   * loop after the last of them). For read models nobody follows live (the position
+   * history): under a steady trickle of fixes the runner wakes a few times a second instead
+   * of at every commit notice. `waitFor` does not wait for it.
+   */
+  liveDelayMs?: number;
+}
+
 export class ProjectionRunner {
   private readonly handlers: EventHandler[];
   private checkpoint: LogPosition | null;
   private subscription: Subscription | null = null;
   private buffer: RecordedEvent[] = [];
   private flushScheduled = false;
+  /** The delayed flush of a runner with `liveDelayMs`, while one is pending. */
+  private delayedFlush: NodeJS.Timeout | null = null;
   /** An event arrived since the scheduled flush last looked: the subscription is still delivering. */
   private arrived = false;
   /** The catch-up in progress (or the last one, settled); the next one starts after it. */
@@ -96,8 +110,7 @@ export class ProjectionRunner {
     readonly db: Database.Database,
     projections: Projection[],
     private readonly log: Logger,
-    /** Events applied in one transaction at most (BATCH by default); a thread that also does other work keeps its turns short with fewer. */
-    private readonly maxBatch = BATCH,
+    private readonly options: RunnerOptions = {},
   ) {
     for (const p of projections) p.migrate(db);
     this.handlers = projections.map((p) => p.prepare(db));
@@ -202,7 +215,7 @@ export class ProjectionRunner {
 
   private async catchUpNow(): Promise<void> {
     for (;;) {
-      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: this.maxBatch });
+      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: this.maxBatch() });
       if (batch.length === 0) return;
       this.apply(batch);
       await this.flushOutbox();
@@ -214,8 +227,12 @@ export class ProjectionRunner {
     if (this.checkpoint && comparePositions(e.position, this.checkpoint) <= 0) return;
     this.buffer.push(e);
     this.arrived = true;
-    if (this.buffer.length >= this.maxBatch) this.flush();
-    else if (!this.flushScheduled) {
+    if (this.buffer.length >= this.maxBatch()) this.flush();
+    else if (this.options.liveDelayMs) {
+      // Someone waits for an event: no delay for them (read-your-writes).
+      if (this.waiters.length > 0) this.flush();
+      else this.delayedFlush ??= setTimeout(() => this.flush(), this.options.liveDelayMs).unref();
+    } else if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flushWhenQuiet());
     }
@@ -236,7 +253,13 @@ export class ProjectionRunner {
     this.flush();
   }
 
+  private maxBatch(): number {
+    return this.options.maxBatch ?? BATCH;
+  }
+
   private flush(): void {
+    if (this.delayedFlush) clearTimeout(this.delayedFlush);
+    this.delayedFlush = null;
     this.arrived = false;
     const batch = this.buffer;
     this.buffer = [];
@@ -286,6 +309,8 @@ export class ProjectionRunner {
 
   /** Resolves once the read models include the event at `position` (read-your-writes for the API). */
   waitFor(position: LogPosition, timeoutMs = 5_000): Promise<void> {
+    // A delayed batch is applied at once for a waiter: the delay saves wake-ups, never a reader's time.
+    if (this.delayedFlush) this.flush();
     if (this.checkpoint && comparePositions(position, this.checkpoint) <= 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('read models did not catch up in time')), timeoutMs);

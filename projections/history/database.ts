@@ -33,6 +33,14 @@ export interface HistoryRole {
  */
 const HISTORY_CACHE_KB = 16 * 1024;
 
+/**
+ * Live fixes wait up to this long to be applied together: history is read by pages, never
+ * followed live, and a runner that woke at every commit notice competed with the gateway
+ * for the cores. Under the open-loop bench (15,000 devices, a frame each every 5 s) the
+ * ack p99 went from 37-39 ms to 27-28 ms.
+ */
+const HISTORY_LIVE_DELAY_MS = 250;
+
 /** Opens (creating) the history database: a read-model database, versioned and checkpointed like the others. */
 export function openHistoryDb(path: string): Database.Database {
   const db = openReadModelDb(path);
@@ -48,7 +56,7 @@ export function openHistoryDb(path: string): Database.Database {
 export async function startHistory(store: EventStore, path: string, encodeItem: HistoryItemEncoder, log: Logger): Promise<HistoryRole> {
   const db = openHistoryDb(path);
   const checkpointer = checkpointInBackground(db);
-  const runner = new ProjectionRunner(store, db, [historyProjection(encodeItem)], log);
+  const runner = new ProjectionRunner(store, db, [historyProjection(encodeItem)], log, { liveDelayMs: HISTORY_LIVE_DELAY_MS });
   await runner.start();
   let stopped: Promise<void> | null = null;
   return {

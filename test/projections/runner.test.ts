@@ -129,6 +129,24 @@ describe('projection runner', () => {
     db.close();
   });
 
+  it('with a live delay (the history), still applies at once what a caller waits for', async () => {
+    const store = new SqliteEventStore(join(dir, 'delayed.sqlite'), { synchronous: 'OFF' });
+    const db = openReadModelDb(join(dir, 'delayed-readmodels.sqlite'));
+    // Far longer than waitFor's 5 s timeout: a waiter that waited for the delay would fail.
+    const runner = new ProjectionRunner(store, db, [applications], silentLogger, { liveDelayMs: 60_000 });
+    await runner.start();
+    const applied = db.prepare('SELECT count(*) FROM applied').pluck();
+    for (let i = 1; i <= 3; i++) {
+      // The subscription may deliver the event before waitFor is called (a delayed batch is pending) or after (a waiter is).
+      const { position } = await store.appendToStream('telemetry-dev_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
+      await runner.waitFor(position);
+      expect(applied.get()).toBe(i);
+    }
+    await runner.stop();
+    await store.close();
+    db.close();
+  });
+
   it('rebuilds read models written by another version of the projections from the log, and keeps its own', async () => {
     const store = new SqliteEventStore(join(dir, 'versions.sqlite'), { synchronous: 'OFF' });
     const path = join(dir, 'versions-readmodels.sqlite');
