@@ -56,10 +56,13 @@ export function openReadModelDb(path: string): Database.Database {
   return db;
 }
 
-/** The position a runner's read models were committed up to, as stored beside them (null: none applied yet). */
-export function storedCheckpoint(db: Database.Database): LogPosition | null {
-  const row = db.prepare('SELECT position FROM checkpoints WHERE name = ?').get(CHECKPOINT) as { position: string } | undefined;
-  return row ? positionFromString(row.position) : null;
+/** Reads the position a runner's read models were committed up to, as stored beside them (null: none applied yet). */
+export function checkpointReader(db: Database.Database): () => LogPosition | null {
+  const read = db.prepare('SELECT position FROM checkpoints WHERE name = ?').pluck();
+  return () => {
+    const position = read.get(CHECKPOINT) as string | undefined;
+    return position === undefined ? null : positionFromString(position);
+  };
 }
 
 /** Read models of another version: every table goes (the outbox too: its events are derived again on the replay). */
@@ -85,6 +88,7 @@ export interface RunnerOptions {
 
 export class ProjectionRunner {
   private readonly handlers: EventHandler[];
+  private readonly maxBatch: number;
   private checkpoint: LogPosition | null;
   private subscription: Subscription | null = null;
   private buffer: RecordedEvent[] = [];
@@ -114,7 +118,8 @@ export class ProjectionRunner {
   ) {
     for (const p of projections) p.migrate(db);
     this.handlers = projections.map((p) => p.prepare(db));
-    this.checkpoint = storedCheckpoint(db);
+    this.maxBatch = options.maxBatch ?? BATCH;
+    this.checkpoint = checkpointReader(db)();
     this.saveCheckpoint = db.prepare(
       'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position',
     );
@@ -215,7 +220,7 @@ export class ProjectionRunner {
 
   private async catchUpNow(): Promise<void> {
     for (;;) {
-      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: this.maxBatch() });
+      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: this.maxBatch });
       if (batch.length === 0) return;
       this.apply(batch);
       await this.flushOutbox();
@@ -227,7 +232,7 @@ export class ProjectionRunner {
     if (this.checkpoint && comparePositions(e.position, this.checkpoint) <= 0) return;
     this.buffer.push(e);
     this.arrived = true;
-    if (this.buffer.length >= this.maxBatch()) this.flush();
+    if (this.buffer.length >= this.maxBatch) this.flush();
     else if (this.options.liveDelayMs) {
       // Someone waits for an event: no delay for them (read-your-writes).
       if (this.waiters.length > 0) this.flush();
@@ -251,10 +256,6 @@ export class ProjectionRunner {
     }
     this.flushScheduled = false;
     this.flush();
-  }
-
-  private maxBatch(): number {
-    return this.options.maxBatch ?? BATCH;
   }
 
   private flush(): void {

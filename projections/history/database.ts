@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { EventStore, LogPosition } from '../../core/event-store/port.js';
 import type { Logger } from '../../core/logger.js';
 import { checkpointInBackground } from '../../core/wal-checkpointer.js';
-import { ProjectionRunner, openReadModelDb, storedCheckpoint } from '../runner.js';
+import { ProjectionRunner, openReadModelDb } from '../runner.js';
 import { createHistoryTable, historyProjection, type HistoryItemEncoder } from './index.js';
 
 export const historyDbPath = (dataDir: string): string => join(dataDir, 'history.sqlite');
@@ -103,9 +103,4 @@ export function moveHistoryOut(readModelDb: Database.Database, historyPath: stri
     }
   }
   readModelDb.exec('DROP TABLE positions');
-}
-
-/** The history's committed position as another connection (the API's) reads it. */
-export function historyPositionReader(reads: Database.Database): () => LogPosition | null {
-  return () => storedCheckpoint(reads);
 }

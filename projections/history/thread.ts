@@ -10,8 +10,9 @@ import type { Worker } from 'node:worker_threads';
 import type { Config } from '../../core/config.js';
 import type { LogPosition } from '../../core/event-store/port.js';
 import { startRoleThread, threadEntry } from '../../core/role-thread.js';
+import { checkpointReader } from '../runner.js';
 import { RunnerThreadHost, type FromRunnerThread } from '../runner-thread.js';
-import { historyDbPath, historyPositionReader, type HistoryRole } from './database.js';
+import { historyDbPath, type HistoryRole } from './database.js';
 
 const ENTRY = threadEntry(import.meta.url, 'thread-entry');
 
@@ -48,7 +49,7 @@ export class HistoryThread extends RunnerThreadHost implements HistoryRole {
     readonly reads: Database.Database,
   ) {
     super(worker, stopping, 'position history');
-    this.position = historyPositionReader(reads);
+    this.position = checkpointReader(reads);
   }
 
   stop(): Promise<void> {

@@ -12,7 +12,7 @@ import type { PositionRecorded } from '../../core/events.js';
 import { historyItemJson } from '../../api/history-item.js';
 import { historyProjection } from '../../projections/history/index.js';
 import { moveHistoryOut, openHistoryDb } from '../../projections/history/database.js';
-import { openReadModelDb, storedCheckpoint } from '../../projections/runner.js';
+import { checkpointReader, openReadModelDb } from '../../projections/runner.js';
 import { readModelDb } from '../support/read-model-db.js';
 
 const T0 = Date.UTC(2026, 10, 20, 8, 0, 0);
@@ -70,7 +70,7 @@ describe('history projection', () => {
       expect(readModels.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'positions'").pluck().get()).toBe(0);
       const history = openHistoryDb(historyPath);
       expect(rows(history)).toEqual(before);
-      expect(storedCheckpoint(history)).toEqual({ commit: 42n, prepare: 42n });
+      expect(checkpointReader(history)()).toEqual({ commit: 42n, prepare: 42n });
       history.close();
 
       // The column layout (before each row carried its JSON) is not moved: the history's runner rebuilds it from the log.
