@@ -58,15 +58,16 @@ function hold(state: DetectorState, detections: Array<Detection | null>, ids: Id
 
 function release(state: DetectorState, all = false, first: DerivedEvent[] = []): DetectResult {
   const { held, released } = releaseHeld(state.held, state.clock, all);
+  // Most fixes release nothing: the state goes on as it is (a copy per fix was a measurable share of a replay).
+  if (released.length === 0) return { state, raised: first };
   return { state: { ...state, held }, raised: [...released.map((h) => raiseDeviceEvent(h.input)), ...first] };
 }
 
 function onFix(state: DetectorState, id: string, d: PositionRecorded['data'], env: DetectorEnv): DetectResult {
   // A record's fix and alarms share one report time: the believable one, so a clock far ahead still groups them.
-  const s: DetectorState = { ...state, reports: enterReport(state.reports, believableTime(d.fix_time, d.received_at)) };
+  const reports = enterReport(state.reports, believableTime(d.fix_time, d.received_at));
   // Invalid or future-dated fixes (usable-fix.ts) and late ones (not newer than the last processed) detect nothing.
-  if (!isUsableFix(d) || (state.last_fix && d.fix_time <= state.last_fix.t)) return release(s);
-  s.clock = Math.max(state.clock, d.fix_time);
+  if (!isUsableFix(d) || (state.last_fix && d.fix_time <= state.last_fix.t)) return release({ ...state, reports });
   const cur: Fix = { id, t: d.fix_time, lat: d.lat, lng: d.lng, speed: d.speed_kmh, heading: d.heading_deg };
   const prev = state.last_fix;
   const speed = stepSpeed(state.speed_episode, prev, cur);
@@ -74,7 +75,9 @@ function onFix(state: DetectorState, id: string, d: PositionRecorded['data'], en
   const over = stepOverspeed(state.overspeed_armed, prev, cur, env.limitKmh);
   const ids = { customerId: d.customer_id, deviceId: d.device_id, driverId: env.driverId };
   const next: DetectorState = {
-    ...s,
+    ...state,
+    reports,
+    clock: Math.max(state.clock, d.fix_time),
     last_fix: cur,
     speed_episode: speed.episode,
     turn_episode: turn.episode,
