@@ -41,8 +41,6 @@ export interface RunningPlatform {
   /** In this thread, or in a thread of its own (StartOptions.threads). */
   gateway: Pick<Gateway, 'stats' | 'openConnections' | 'stop'> | null;
   runner: ProjectionRunner | null;
-  /** The position history's runner: in this thread, or in a thread of its own (StartOptions.threads). */
-  history: HistoryRole | null;
   /** In this thread, or in a thread of its own (StartOptions.threads). */
   webhooks: (WebhookDeliveryAccess & { stop(): Promise<void> }) | null;
   stop(): Promise<void>;
@@ -184,7 +182,6 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     store,
     gateway,
     runner,
-    history,
     webhooks,
     async stop() {
       // Devices first (their last acks need the store), then the API, then the log.
