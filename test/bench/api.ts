@@ -41,8 +41,10 @@ function combine(rounds: Figure[]): Figure {
   };
 }
 
-/** Each path alternates static and API `rounds` times, so a slow spell of the machine does not land on one of them only. */
-/** `only`: run just the paths whose name contains it (e.g. `history`). */
+/**
+ * Each path alternates static and API `rounds` times, so a slow spell of the machine does not land on one of them only.
+ * `only`: run just the paths whose name contains it (e.g. `history`).
+ */
 export async function runApiBench(devices = 10_000, seconds = 5, rounds = 2, only?: string): Promise<void> {
   // FLEET_BENCH_NODE_ARGS: node flags for the API server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const execArgv = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];

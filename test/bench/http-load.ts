@@ -60,6 +60,8 @@ export function httpLoad(opts: HttpLoadOptions): Promise<HttpLoadFigure> {
   let stopping = false;
   const cpuAtStart = process.cpuUsage();
   const startedAt = performance.now();
+  // Every connection reads into this one buffer (see below); its bytes are used before the next read.
+  const readBuffer = Buffer.allocUnsafe(256 * 1024);
 
   const run = (): Promise<void> =>
     new Promise((resolve) => {
@@ -120,7 +122,9 @@ export function httpLoad(opts: HttpLoadOptions): Promise<HttpLoadFigure> {
             data = joined.subarray(end + HEADER_END.length);
           }
           const take = Math.min(bodyLeft, data.length);
-          tail = Buffer.concat([tail, data.subarray(Math.max(0, take - TAIL_BYTES), take)]).subarray(-TAIL_BYTES);
+          // Only the body's last TAIL_BYTES can hold the cursor: bytes before them are counted, not kept.
+          const keepFrom = Math.max(0, bodyLeft - TAIL_BYTES);
+          if (keepFrom < take) tail = Buffer.concat([tail, data.subarray(keepFrom, take)]);
           bodyLeft -= take;
           data = data.subarray(take);
           if (bodyLeft === 0) finish();
@@ -133,7 +137,6 @@ export function httpLoad(opts: HttpLoadOptions): Promise<HttpLoadFigure> {
       socket.on('close', () => resolve());
     });
 
-  const readBuffer = Buffer.allocUnsafe(256 * 1024);
   const connections = Array.from({ length: opts.connections }, run);
   const timer = setTimeout(() => (stopping = true), opts.seconds * 1000);
   return Promise.all(connections).then(() => {
