@@ -8,8 +8,7 @@ import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { buildApp } from './api/app.js';
-import { listen, stopApi } from './api/server.js';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from './core/clock.js';
 import { ALL_ROLES, ConfigError, loadConfig, type Config, type Role } from './core/config.js';
 import { countAppends } from './core/event-store/counting.js';
@@ -21,19 +20,33 @@ import { PLANS, createCustomer, setCustomerRateLimit, setCustomerWebhookLimit } 
 import { CommandRejected } from './core/commands/rejection.js';
 import { createUser } from './core/commands/users.js';
 import { generatePassword } from './core/passwords.js';
-import { gatewayFromConfig } from './gateway/from-config.js';
+import { startRoleThread, threadEntry } from './core/role-thread.js';
 import type { Gateway } from './gateway/server.js';
-import { GatewayThread } from './gateway/thread.js';
-import { historyItemEncoderModule, historyItemJson } from './api/history-item.js';
-import {
-  HistoryThread, ProjectionRunner, historyDbPath, moveHistoryOut, openReadModelDb, readModelProjections, startHistory, type HistoryRole,
-} from './projections/index.js';
-import { runnerView } from './projections/view.js';
-import { webhookDeliveryFromConfig } from './projections/webhooks/from-config.js';
+import type { GatewayThread } from './gateway/thread.js';
+import type { HistoryRole, ProjectionRunner } from './projections/index.js';
 import type { WebhookDeliveryAccess } from './projections/webhooks/index.js';
-import { WebhookThread } from './projections/webhooks/thread.js';
 import { checkpointInBackground, type WalCheckpointer } from './core/wal-checkpointer.js';
 import { SecretBox } from './core/secret-box.js';
+
+/**
+ * The roles' modules, loaded when a platform starts rather than with this file: the
+ * process's main thread, which only supervises the platform's thread (commandStart), and
+ * the operator commands then start without them (they take about 0.6 s to load).
+ */
+async function loadRoles() {
+  const [app, server, historyItem, projections, view, webhooksFromConfig, webhooksThread, gatewayFromConfig, gatewayThread] = await Promise.all([
+    import('./api/app.js'),
+    import('./api/server.js'),
+    import('./api/history-item.js'),
+    import('./projections/index.js'),
+    import('./projections/view.js'),
+    import('./projections/webhooks/from-config.js'),
+    import('./projections/webhooks/thread.js'),
+    import('./gateway/from-config.js'),
+    import('./gateway/thread.js'),
+  ]);
+  return { ...app, ...server, ...historyItem, ...projections, ...view, ...webhooksFromConfig, ...webhooksThread, ...gatewayFromConfig, ...gatewayThread };
+}
 
 export interface RunningPlatform {
   ports: { http: number | null; teltonika: number | null; gt06: number | null; jt808: number | null };
@@ -62,6 +75,10 @@ export interface StartOptions {
 
 /** Starts the asked roles; resolves once every listener is up. */
 export async function startPlatform(config: Config, roles: readonly Role[], log: Logger, options: StartOptions = {}): Promise<RunningPlatform> {
+  const {
+    buildApp, listen, stopApi, historyItemEncoderModule, historyItemJson, HistoryThread, ProjectionRunner, historyDbPath, moveHistoryOut,
+    openReadModelDb, readModelProjections, startHistory, runnerView, webhookDeliveryFromConfig, WebhookThread, gatewayFromConfig, GatewayThread,
+  } = await loadRoles();
   const clock = systemClock;
   // Every role appends through the counted store, so /metrics sees the process's appends.
   const { store, counts: appendCounts } = countAppends(await openEventStore(config.store, clock));
@@ -245,9 +262,43 @@ function panelLine(port: number, demo: (DemoCustomer & { file: string; createdNo
     : `  Panel:       ${url}  (log in as ${demo.email}; the password is kept in ${demo.file})`;
 }
 
+/** How the platform's thread is started (commandStart) and what it says back. */
+interface PlatformThreadData {
+  role: 'platform';
+  config: Config;
+  roles: Role[];
+}
+type FromPlatformThread = { type: 'started'; banner: string };
+type ToPlatformThread = { type: 'stop'; signal: string };
+
+/**
+ * `fleet start`: the platform runs in a worker thread, and this main thread only watches it
+ * (signals, exit code). A worker's young generation is sized like the role threads'
+ * (core/role-thread.ts); node's own thread takes that only as a command-line flag, which every
+ * way of starting `fleet` would have to pass. The read models' rebuild ran about 8% faster so.
+ */
 async function commandStart(values: { roles?: string | undefined }): Promise<void> {
-  const config = loadConfig();
-  const roles = parseRoles(values.roles);
+  const data: PlatformThreadData = { role: 'platform', config: loadConfig(), roles: parseRoles(values.roles) };
+  const platform = await startRoleThread<FromPlatformThread>(threadEntry(import.meta.url, 'main'), data, (err) => {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  });
+  process.stdout.write(platform.started.banner);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    platform.stopping();
+    platform.worker.once('exit', (code) => process.exit(code));
+    const m: ToPlatformThread = { type: 'stop', signal };
+    platform.worker.postMessage(m);
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** The platform's thread (commandStart): starts the roles, says so with the banner, and stops when told. */
+async function runPlatformThread({ config, roles }: PlatformThreadData): Promise<void> {
   const log = createLogger(config.logLevel);
   // The gateway and webhook delivery get threads of their own when roles share the process; if one dies, so does the process.
   const platform = await startPlatform(config, roles, log, {
@@ -278,17 +329,12 @@ async function commandStart(values: { roles?: string | undefined }): Promise<voi
     demo && !demo.createdNow ? `  Log in with the demo API key and panel password kept in ${demo.file} (readable by you only)` : null,
     '',
   ].filter((l): l is string => l !== null);
-  process.stdout.write(lines.join('\n') + '\n');
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'stopping');
-    await platform.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  parentPort!.once('message', (m: ToPlatformThread) => {
+    log.info({ signal: m.signal }, 'stopping');
+    void platform.stop().then(() => process.exit(0));
+  });
+  const started: FromPlatformThread = { type: 'started', banner: lines.join('\n') + '\n' };
+  parentPort!.postMessage(started);
 }
 
 interface CustomerCreateValues {
@@ -533,7 +579,10 @@ export async function cli(argv: string[]): Promise<void> {
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (invokedDirectly || process.env.FLEET_CLI === '1') {
+if (!isMainThread && (workerData as Partial<PlatformThreadData> | null)?.role === 'platform') {
+  // A failure to start ends the thread with the error, which commandStart reports.
+  void runPlatformThread(workerData as PlatformThreadData);
+} else if (isMainThread && (invokedDirectly || process.env.FLEET_CLI === '1')) {
   cli(process.argv.slice(2)).catch((err: unknown) => {
     if (err instanceof UsageError) {
       process.stderr.write(`${err.message}\n\n${err.usage}`);
