@@ -23,7 +23,12 @@ import { generatePassword } from './core/passwords.js';
 import { startRoleThread, threadEntry } from './core/role-thread.js';
 import type { Gateway } from './gateway/server.js';
 import type { GatewayThread } from './gateway/thread.js';
+import type Database from 'better-sqlite3';
+import { historyItemEncoderModule } from './api/history-item-module.js';
 import type { HistoryRole, ProjectionRunner } from './projections/index.js';
+import { historyDbPath, moveHistoryOut } from './projections/history/database.js';
+import { HistoryThread } from './projections/history/thread.js';
+import { openReadModelDb } from './projections/runner.js';
 import type { WebhookDeliveryAccess } from './projections/webhooks/index.js';
 import { checkpointInBackground, type WalCheckpointer } from './core/wal-checkpointer.js';
 import { SecretBox } from './core/secret-box.js';
@@ -73,15 +78,34 @@ export interface StartOptions {
   onThreadFailure?: (err: Error) => void;
 }
 
+/**
+ * The read models' database (the API serves from it, this thread keeps it), with a history of
+ * an older layout moved out of it, and with `onThreadFailure` the history's thread started.
+ */
+function openReadModels(config: Config, onThreadFailure: ((err: Error) => void) | null): { db: Database.Database; historyThread: Promise<HistoryThread> | null } {
+  const db = openReadModelDb(join(config.dataDir, 'readmodels.sqlite'));
+  moveHistoryOut(db, historyDbPath(config.dataDir));
+  if (!onThreadFailure) return { db, historyThread: null };
+  const historyThread = HistoryThread.start(config, historyItemEncoderModule, onThreadFailure);
+  // Awaited once this thread has loaded the roles' modules; a failure before that is not unhandled.
+  historyThread.catch(() => {});
+  return { db, historyThread };
+}
+
 /** Starts the asked roles; resolves once every listener is up. */
 export async function startPlatform(config: Config, roles: readonly Role[], log: Logger, options: StartOptions = {}): Promise<RunningPlatform> {
-  const {
-    buildApp, listen, stopApi, historyItemEncoderModule, historyItemJson, HistoryThread, ProjectionRunner, historyDbPath, moveHistoryOut,
-    openReadModelDb, readModelProjections, startHistory, runnerView, webhookDeliveryFromConfig, WebhookThread, gatewayFromConfig, GatewayThread,
-  } = await loadRoles();
   const clock = systemClock;
-  // Every role appends through the counted store, so /metrics sees the process's appends.
+  // Every role appends through the counted store, so /metrics sees the process's appends. Opened (and created) before
+  // any thread opens its own handle on it.
   const { store, counts: appendCounts } = countAppends(await openEventStore(config.store, clock));
+  const onThreadFailure = options.onThreadFailure ?? ((err: Error) => log.error({ err }, 'role thread failed'));
+  // The history's thread starts before this thread loads the roles' modules: it loads its own and replays on
+  // the other core meanwhile, and in a rebuild it is the last to catch up.
+  const readModels = roles.includes('projections') || roles.includes('api') ? openReadModels(config, options.threads ? onThreadFailure : null) : null;
+  const {
+    buildApp, listen, stopApi, historyItemJson, ProjectionRunner, readModelProjections, startHistory, runnerView,
+    webhookDeliveryFromConfig, WebhookThread, gatewayFromConfig, GatewayThread,
+  } = await loadRoles();
   let runner: ProjectionRunner | null = null;
   let history: HistoryRole | null = null;
   let readModelCheckpointer: WalCheckpointer | null = null;
@@ -91,7 +115,6 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   const ports: RunningPlatform['ports'] = { http: null, teltonika: null, gt06: null, jt808: null };
   // Loaded once: a key file is created on the first start, and every role seals and opens with the same key.
   const secretBox = SecretBox.load(config.secretKey);
-  const onThreadFailure = options.onThreadFailure ?? ((err: Error) => log.error({ err }, 'role thread failed'));
   let webhooks: RunningPlatform['webhooks'] = null;
   if (roles.includes('webhooks')) {
     if (options.threads) webhooks = await WebhookThread.start(config, secretBox, clock, onThreadFailure);
@@ -102,20 +125,15 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     }
   }
 
-  if (roles.includes('projections') || roles.includes('api')) {
-    // The API serves from read models this process keeps up to date.
-    const db = openReadModelDb(join(config.dataDir, 'readmodels.sqlite'));
+  if (readModels) {
+    const { db, historyThread } = readModels;
     // Projection batches and API requests share this thread: checkpoints (and their fsync) run beside it.
     readModelCheckpointer = checkpointInBackground(db);
-    const historyPath = historyDbPath(config.dataDir);
-    moveHistoryOut(db, historyPath);
     runner = new ProjectionRunner(store, db, readModelProjections(), log.child({ role: 'projections' }));
     // The history catches up beside the other read models: a replay or a backlog is applied on two cores.
     const [, startedHistory] = await Promise.all([
       runner.start(),
-      options.threads
-        ? HistoryThread.start(config, historyItemEncoderModule, onThreadFailure)
-        : startHistory(store, historyPath, historyItemJson, log.child({ role: 'history' })),
+      historyThread ?? startHistory(store, historyDbPath(config.dataDir), historyItemJson, log.child({ role: 'history' })),
     ]);
     history = startedHistory;
     if (roles.includes('api')) {

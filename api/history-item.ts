@@ -3,12 +3,11 @@
  * route's own response schema (HistoryPosition) serialised by
  * fast-json-stringify. The history projection stores it per fix
  * (projections/history), so a page is its rows' strings joined; the
- * composition root (main.ts) hands this encoder to the history's runner.
+ * composition root (main.ts) hands this encoder to the history's runner, or
+ * names it to the history's thread (history-item-module.ts).
  */
 import fastJson from 'fast-json-stringify';
-import { threadEntry } from '../core/role-thread.js';
 import type { HistoryFix } from '../projections/index.js';
-import type { HistoryItemEncoderModule } from '../projections/history/thread.js';
 import { HistoryPosition, fixBody } from './schemas/positions.js';
 
 const serialize = fastJson(HistoryPosition);
@@ -21,6 +20,3 @@ export function historyItemJson(fix: HistoryFix): string {
     odometer_km: fix.odometer_m === null ? null : fix.odometer_m / 1000,
   });
 }
-
-/** This encoder as the history's thread loads it (projections/history/thread.ts): functions do not cross threads. */
-export const historyItemEncoderModule: HistoryItemEncoderModule = { url: threadEntry(import.meta.url, 'history-item').href, exportName: 'historyItemJson' };
