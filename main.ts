@@ -33,26 +33,6 @@ import type { WebhookDeliveryAccess } from './projections/webhooks/index.js';
 import { checkpointInBackground, type WalCheckpointer } from './core/wal-checkpointer.js';
 import { SecretBox } from './core/secret-box.js';
 
-/**
- * The roles' modules, loaded when a platform starts rather than with this file: the
- * process's main thread, which only supervises the platform's thread (commandStart), and
- * the operator commands then start without them (they take about 0.6 s to load).
- */
-async function loadRoles() {
-  const [app, server, historyItem, projections, view, webhooksFromConfig, webhooksThread, gatewayFromConfig, gatewayThread] = await Promise.all([
-    import('./api/app.js'),
-    import('./api/server.js'),
-    import('./api/history-item.js'),
-    import('./projections/index.js'),
-    import('./projections/view.js'),
-    import('./projections/webhooks/from-config.js'),
-    import('./projections/webhooks/thread.js'),
-    import('./gateway/from-config.js'),
-    import('./gateway/thread.js'),
-  ]);
-  return { ...app, ...server, ...historyItem, ...projections, ...view, ...webhooksFromConfig, ...webhooksThread, ...gatewayFromConfig, ...gatewayThread };
-}
-
 export interface RunningPlatform {
   ports: { http: number | null; teltonika: number | null; gt06: number | null; jt808: number | null };
   store: EventStore;
@@ -102,10 +82,16 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   // The history's thread starts before this thread loads the roles' modules: it loads its own and replays on
   // the other core meanwhile, and in a rebuild it is the last to catch up.
   const readModels = roles.includes('projections') || roles.includes('api') ? openReadModels(config, options.threads ? onThreadFailure : null) : null;
-  const {
-    buildApp, listen, stopApi, historyItemJson, ProjectionRunner, readModelProjections, startHistory, runnerView,
-    webhookDeliveryFromConfig, WebhookThread, gatewayFromConfig, GatewayThread,
-  } = await loadRoles();
+  // The roles' modules load here rather than with this file: the process's main thread, which only watches the
+  // platform's thread (commandStart), and the operator commands start without them (they take about 0.6 s to load).
+  const [
+    { buildApp }, { listen, stopApi }, { historyItemJson }, { ProjectionRunner, readModelProjections, startHistory }, { runnerView },
+    { webhookDeliveryFromConfig }, { WebhookThread }, { gatewayFromConfig }, { GatewayThread },
+  ] = await Promise.all([
+    import('./api/app.js'), import('./api/server.js'), import('./api/history-item.js'), import('./projections/index.js'),
+    import('./projections/view.js'), import('./projections/webhooks/from-config.js'), import('./projections/webhooks/thread.js'),
+    import('./gateway/from-config.js'), import('./gateway/thread.js'),
+  ]);
   let runner: ProjectionRunner | null = null;
   let history: HistoryRole | null = null;
   let readModelCheckpointer: WalCheckpointer | null = null;
