@@ -79,32 +79,28 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   // any thread opens its own handle on it.
   const { store, counts: appendCounts } = countAppends(await openEventStore(config.store, clock));
   const onThreadFailure = options.onThreadFailure ?? ((err: Error) => log.error({ err }, 'role thread failed'));
-  // The history's thread starts before this thread loads the roles' modules: it loads its own and replays on
-  // the other core meanwhile, and in a rebuild it is the last to catch up.
+  // The history's thread starts before this thread loads the roles' modules (below): it loads its own and
+  // replays on the other core meanwhile, and in a rebuild it is the last to catch up.
   const readModels = roles.includes('projections') || roles.includes('api') ? openReadModels(config, options.threads ? onThreadFailure : null) : null;
-  // The roles' modules load here rather than with this file: the process's main thread, which only watches the
-  // platform's thread (commandStart), and the operator commands start without them (they take about 0.6 s to load).
-  const [
-    { buildApp }, { listen, stopApi }, { historyItemJson }, { ProjectionRunner, readModelProjections, startHistory }, { runnerView },
-    { webhookDeliveryFromConfig }, { WebhookThread }, { gatewayFromConfig }, { GatewayThread },
-  ] = await Promise.all([
-    import('./api/app.js'), import('./api/server.js'), import('./api/history-item.js'), import('./projections/index.js'),
-    import('./projections/view.js'), import('./projections/webhooks/from-config.js'), import('./projections/webhooks/thread.js'),
-    import('./gateway/from-config.js'), import('./gateway/thread.js'),
-  ]);
   let runner: ProjectionRunner | null = null;
   let history: HistoryRole | null = null;
   let readModelCheckpointer: WalCheckpointer | null = null;
   let gateway: RunningPlatform['gateway'] = null;
   let gatewayThread: GatewayThread | null = null;
-  let app: Awaited<ReturnType<typeof buildApp>> | null = null;
+  let stopApp: (() => Promise<void>) | null = null;
   const ports: RunningPlatform['ports'] = { http: null, teltonika: null, gt06: null, jt808: null };
   // Loaded once: a key file is created on the first start, and every role seals and opens with the same key.
   const secretBox = SecretBox.load(config.secretKey);
   let webhooks: RunningPlatform['webhooks'] = null;
+  // Each role loads its modules as it starts, rather than with this file: the process's main thread, which only
+  // watches the platform's thread (commandStart), and the operator commands start without them (0.6 s for all),
+  // and a process loads only the roles it runs.
   if (roles.includes('webhooks')) {
-    if (options.threads) webhooks = await WebhookThread.start(config, secretBox, clock, onThreadFailure);
-    else {
+    if (options.threads) {
+      const { WebhookThread } = await import('./projections/webhooks/thread.js');
+      webhooks = await WebhookThread.start(config, secretBox, clock, onThreadFailure);
+    } else {
+      const { webhookDeliveryFromConfig } = await import('./projections/webhooks/from-config.js');
       const inProcess = webhookDeliveryFromConfig(config, store, clock, log.child({ role: 'webhooks' }), secretBox);
       await inProcess.start();
       webhooks = inProcess;
@@ -113,18 +109,26 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
 
   if (readModels) {
     const { db, historyThread } = readModels;
+    const { ProjectionRunner, readModelProjections, startHistory } = await import('./projections/index.js');
+    const inProcessHistory = async () => {
+      const { historyItemJson } = await import('./api/history-item.js');
+      return startHistory(store, historyDbPath(config.dataDir), historyItemJson, log.child({ role: 'history' }));
+    };
     // Projection batches and API requests share this thread: checkpoints (and their fsync) run beside it.
     readModelCheckpointer = checkpointInBackground(db);
     runner = new ProjectionRunner(store, db, readModelProjections(), log.child({ role: 'projections' }));
     // The history catches up beside the other read models: a replay or a backlog is applied on two cores.
     const [, startedHistory] = await Promise.all([
       runner.start(),
-      historyThread ?? startHistory(store, historyDbPath(config.dataDir), historyItemJson, log.child({ role: 'history' })),
+      historyThread ?? inProcessHistory(),
     ]);
     history = startedHistory;
     if (roles.includes('api')) {
+      const [{ buildApp }, { listen, stopApi }, { runnerView }] = await Promise.all([
+        import('./api/app.js'), import('./api/server.js'), import('./projections/view.js'),
+      ]);
       const r = runner;
-      app = await buildApp(
+      const app = await buildApp(
         {
           store,
           clock,
@@ -179,17 +183,20 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
         },
         log.child({ role: 'api' }),
       );
+      stopApp = () => stopApi(app);
       ports.http = await listen(app, config.httpHost, config.httpPort);
     }
   }
   if (roles.includes('gateway')) {
     let bound: Record<'teltonika' | 'gt06' | 'jt808', number>;
     if (options.threads) {
+      const { GatewayThread } = await import('./gateway/thread.js');
       const started = await GatewayThread.start(config, onThreadFailure);
       gatewayThread = started.thread;
       gateway = started.thread;
       bound = started.ports;
     } else {
+      const { gatewayFromConfig } = await import('./gateway/from-config.js');
       const inProcess = gatewayFromConfig(config, store, clock, log.child({ role: 'gateway' }));
       gateway = inProcess;
       bound = await inProcess.start();
@@ -207,7 +214,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     async stop() {
       // Devices first (their last acks need the store), then the API, then the log.
       await gateway?.stop();
-      if (app) await stopApi(app);
+      await stopApp?.();
       await runner?.stop();
       await history?.stop();
       readModelCheckpointer?.close();
