@@ -1,5 +1,6 @@
 /**
- * A role of the platform in a worker thread of its own (the gateway, webhook delivery):
+ * A role of the platform in a worker thread of its own (the gateway, webhook delivery, the
+ * position history, and under `fleet start` the platform's own thread, main.ts):
  * started with the configuration, answered for once it says `started`, and watched for
  * a failure after that (the process should stop: the role no longer serves).
  */
