@@ -109,7 +109,11 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
 
   if (readModels) {
     const { db, historyThread } = readModels;
-    const { ProjectionRunner, readModelProjections, startHistory } = await import('./projections/index.js');
+    const [{ ProjectionRunner, readModelProjections, startHistory }, apiModules] = await Promise.all([
+      import('./projections/index.js'),
+      // Before the catch-up, which holds this thread: the history's thread replays on the other core meanwhile.
+      roles.includes('api') ? Promise.all([import('./api/app.js'), import('./api/server.js'), import('./projections/view.js')]) : null,
+    ]);
     const inProcessHistory = async () => {
       const { historyItemJson } = await import('./api/history-item.js');
       return startHistory(store, historyDbPath(config.dataDir), historyItemJson, log.child({ role: 'history' }));
@@ -123,10 +127,8 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
       historyThread ?? inProcessHistory(),
     ]);
     history = startedHistory;
-    if (roles.includes('api')) {
-      const [{ buildApp }, { listen, stopApi }, { runnerView }] = await Promise.all([
-        import('./api/app.js'), import('./api/server.js'), import('./projections/view.js'),
-      ]);
+    if (apiModules) {
+      const [{ buildApp }, { listen, stopApi }, { runnerView }] = apiModules;
       const r = runner;
       const app = await buildApp(
         {
