@@ -293,7 +293,8 @@ type ToPlatformThread = { type: 'stop'; signal: string };
 async function commandStart(values: { roles?: string | undefined }): Promise<void> {
   const data: PlatformThreadData = { role: 'platform', config: loadConfig(), roles: parseRoles(values.roles) };
   const platform = await startRoleThread<FromPlatformThread>(threadEntry(import.meta.url, 'main'), data, (err) => {
-    process.stderr.write(`${err.message}\n`);
+    // The thread's own error, with the stack it was thrown at (an uncaught one), or the code it exited with.
+    process.stderr.write(`${err.stack ?? err.message}\n`);
     process.exit(1);
   });
   process.stdout.write(platform.started.banner);
