@@ -80,7 +80,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   const { store, counts: appendCounts } = countAppends(await openEventStore(config.store, clock));
   const onThreadFailure = options.onThreadFailure ?? ((err: Error) => log.error({ err }, 'role thread failed'));
   // The history's thread starts before this thread loads the roles' modules (below): it loads its own and
-  // replays on the other core meanwhile, and in a rebuild it is the last to catch up.
+  // replays on the other core meanwhile (started after them, it was the last to catch up in a rebuild).
   const readModels = roles.includes('projections') || roles.includes('api') ? openReadModels(config, options.threads ? onThreadFailure : null) : null;
   let runner: ProjectionRunner | null = null;
   let history: HistoryRole | null = null;
