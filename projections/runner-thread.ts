@@ -75,9 +75,9 @@ interface ThreadedRunner {
 /**
  * The thread's side: opens its own handle on the store, starts the role on it, says so,
  * then answers the host until it is told to stop (the role stops, then the store closes).
- * A failure to start reaches the host as the worker's error.
+ * A failure to start reaches the host as the worker's error (the rejection, unhandled, ends
+ * the thread with it). `storeUrl`: the configuration's `store`.
  */
-/** `storeUrl`: the configuration's `store`. */
 export function runRunnerThread(storeUrl: string, start: (store: EventStore) => Promise<ThreadedRunner>): void {
   void (async () => {
     const opened = await openEventStore(storeUrl, systemClock);
@@ -90,9 +90,7 @@ export function runRunnerThread(storeUrl: string, start: (store: EventStore) => 
         await opened.close();
       },
     });
-  })().catch((err: unknown) => {
-    throw err;
-  });
+  })();
 }
 
 function serve(runner: ThreadedRunner): void {
