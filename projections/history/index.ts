@@ -20,7 +20,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { PositionRecorded } from '../../core/events.js';
-import type { Projection } from '../projection.js';
+import { batchHandler, type Projection } from '../projection.js';
 import { isPlausibleFix } from '../usable-fix.js';
 
 /** The fields of a fix a history item is made of. */
@@ -36,7 +36,15 @@ const CREATE = `
   CREATE TABLE IF NOT EXISTS positions (
     device_id TEXT NOT NULL, fix_time INTEGER NOT NULL, event_id TEXT NOT NULL, customer_id TEXT NOT NULL, item TEXT NOT NULL,
     PRIMARY KEY (device_id, fix_time, event_id)) WITHOUT ROWID`;
-const INSERT = 'INSERT OR IGNORE INTO positions (device_id, fix_time, event_id, customer_id, item) VALUES (?, ?, ?, ?, ?)';
+/**
+ * Fixes are inserted this many to a statement: one call into SQLite per row was a fifth
+ * of a replay's insert time (a microbench of 500k rows: 1.25-1.30 s in 32s, 1.6-1.75 s
+ * one by one).
+ */
+const ROWS_PER_INSERT = 32;
+const insertSql = (rows: number) =>
+  `INSERT OR IGNORE INTO positions (device_id, fix_time, event_id, customer_id, item) VALUES ${Array<string>(rows).fill('(?, ?, ?, ?, ?)').join(', ')}`;
+const VALUES_PER_ROW = 5;
 
 export function createHistoryTable(db: Database.Database): void {
   db.exec(CREATE);
@@ -47,12 +55,30 @@ export function historyProjection(encodeItem: HistoryItemEncoder): Projection {
     name: 'history',
     migrate: createHistoryTable,
     prepare(db: Database.Database) {
-      const insert = db.prepare(INSERT);
-      return (e) => {
-        if (e.type !== 'PositionRecorded' || !isPlausibleFix(e.data)) return;
-        const d = e.data;
-        insert.run(d.device_id, d.fix_time, e.id, d.customer_id, encodeItem(d));
-      };
+      const insertOne = db.prepare(insertSql(1));
+      const insertFull = db.prepare(insertSql(ROWS_PER_INSERT));
+      // The values of the rows not inserted yet, a row's five after another's.
+      const pending: Array<string | number> = [];
+      return batchHandler(
+        (e) => {
+          if (e.type !== 'PositionRecorded' || !isPlausibleFix(e.data)) return;
+          const d = e.data;
+          pending.push(d.device_id, d.fix_time, e.id, d.customer_id, encodeItem(d));
+          if (pending.length === ROWS_PER_INSERT * VALUES_PER_ROW) {
+            insertFull.run(pending);
+            pending.length = 0;
+          }
+        },
+        {
+          flush() {
+            for (let i = 0; i < pending.length; i += VALUES_PER_ROW) insertOne.run(pending.slice(i, i + VALUES_PER_ROW));
+            pending.length = 0;
+          },
+          discard() {
+            pending.length = 0;
+          },
+        },
+      );
     },
   };
 }

@@ -51,6 +51,35 @@ describe('history projection', () => {
     expect(rm.db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'positions'").pluck().get()).toBe(0);
   });
 
+  it('stores every fix of a batch of several statements full of rows, and nothing of a batch that rolled back', () => {
+    const db = openReadModelDb(':memory:');
+    const projection = historyProjection(historyItemJson);
+    projection.migrate(db);
+    const handler = projection.prepare(db);
+    const apply = (from: number, count: number) => {
+      for (let i = from; i < from + count; i++) handler({ type: 'PositionRecorded', data: fix(i), id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` } as Parameters<typeof handler>[0]);
+    };
+    // 70 fixes: two statements of rows and a remainder written at the batch's end.
+    db.transaction(() => {
+      apply(0, 70);
+      handler.flush?.();
+    })();
+    expect(rows(db)).toHaveLength(70);
+    expect(new Set(rows(db).map((r) => (r as { fix_time: number }).fix_time))).toEqual(new Set(Array.from({ length: 70 }, (_, i) => T0 + i * 1000)));
+    // A batch that failed: what it kept unwritten is forgotten, not written with the next batch.
+    apply(100, 10);
+    handler.discard?.();
+    db.transaction(() => {
+      apply(200, 1);
+      handler.flush?.();
+    })();
+    const times = rows(db).map((r) => (r as { fix_time: number }).fix_time);
+    expect(times).toHaveLength(71);
+    expect(times).toContain(T0 + 200 * 1000);
+    expect(times).not.toContain(T0 + 100 * 1000);
+    db.close();
+  });
+
   it('moves out of the read-model database with its checkpoint, once, and drops a table of the older column layout', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleet-history-move-'));
     try {
@@ -60,6 +89,7 @@ describe('history projection', () => {
       projection.migrate(readModels);
       const handler = projection.prepare(readModels);
       for (const [id, data] of FIXES) handler({ type: 'PositionRecorded', data, id } as Parameters<typeof handler>[0]);
+      handler.flush?.(); // as the runner does at a batch's end
       readModels.prepare("INSERT INTO checkpoints (name, position) VALUES ('read-models', '42/42')").run();
       const before = rows(readModels);
       expect(before).toHaveLength(4);
