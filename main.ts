@@ -26,7 +26,7 @@ import type { GatewayThread } from './gateway/thread.js';
 import type Database from 'better-sqlite3';
 import { historyItemEncoderModule } from './api/history-item-module.js';
 import type { HistoryRole, ProjectionRunner } from './projections/index.js';
-import { historyDbPath, moveHistoryOut } from './projections/history/database.js';
+import { historyDbPath, moveHistoryOut, openHistoryReads, type HistoryReads } from './projections/history/database.js';
 import { HistoryThread } from './projections/history/thread.js';
 import { openReadModelDb } from './projections/runner.js';
 import type { WebhookDeliveryAccess } from './projections/webhooks/index.js';
@@ -41,6 +41,8 @@ export interface RunningPlatform {
   runner: ProjectionRunner | null;
   /** In this thread, or in a thread of its own (StartOptions.threads). */
   webhooks: (WebhookDeliveryAccess & { stop(): Promise<void> }) | null;
+  /** Applies everything the store holds now to every read model, the history included (none without the roles). */
+  catchUp(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -60,16 +62,21 @@ export interface StartOptions {
 
 /**
  * The read models' database (the API serves from it, this thread keeps it), with a history of
- * an older layout moved out of it, and with `onThreadFailure` the history's thread started.
+ * an older layout moved out of it; the history's readers' connection; and with
+ * `onThreadFailure` the history's thread started.
  */
-function openReadModels(config: Config, onThreadFailure: ((err: Error) => void) | null): { db: Database.Database; historyThread: Promise<HistoryThread> | null } {
+function openReadModels(
+  config: Config,
+  onThreadFailure: ((err: Error) => void) | null,
+): { db: Database.Database; historyReads: HistoryReads; historyThread: Promise<HistoryThread> | null } {
   const db = openReadModelDb(join(config.dataDir, 'readmodels.sqlite'));
   moveHistoryOut(db, historyDbPath(config.dataDir));
-  if (!onThreadFailure) return { db, historyThread: null };
+  const historyReads = openHistoryReads(historyDbPath(config.dataDir));
+  if (!onThreadFailure) return { db, historyReads, historyThread: null };
   const historyThread = HistoryThread.start(config, historyItemEncoderModule, onThreadFailure);
-  // Awaited once this thread has loaded the roles' modules; a failure before that is not unhandled.
+  // Awaited once this thread has caught up (startPlatform); a failure before that is not unhandled.
   historyThread.catch(() => {});
-  return { db, historyThread };
+  return { db, historyReads, historyThread };
 }
 
 /** Starts the asked roles; resolves once every listener is up. */
@@ -108,7 +115,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   }
 
   if (readModels) {
-    const { db, historyThread } = readModels;
+    const { db, historyReads, historyThread } = readModels;
     const [{ ProjectionRunner, readModelProjections, startHistory }, apiModules] = await Promise.all([
       import('./projections/index.js'),
       // Before the catch-up, which holds this thread: the history's thread replays on the other core meanwhile.
@@ -122,25 +129,25 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     readModelCheckpointer = checkpointInBackground(db);
     runner = new ProjectionRunner(store, db, readModelProjections(), log.child({ role: 'projections' }));
     // The history catches up beside the other read models: a replay or a backlog is applied on two cores.
-    const [, startedHistory] = await Promise.all([
-      runner.start(),
-      historyThread ?? inProcessHistory(),
-    ]);
-    history = startedHistory;
+    const historyStarting = historyThread ?? inProcessHistory();
+    // Awaited after this thread's own catch-up: a failure meanwhile is not unhandled.
+    historyStarting.catch(() => {});
+    await runner.start();
     if (apiModules) {
       const [{ buildApp }, { listen, stopApi }, { runnerView }] = apiModules;
       const r = runner;
+      // Built (its route schemas compiled) while the history may still be catching up; it listens once that is done.
       const app = await buildApp(
         {
           store,
           clock,
           readModelDb: db,
-          historyDb: startedHistory.reads,
+          historyDb: historyReads.db,
           // After the read-model database: opening it created the data directory, beside which the key file lives.
           secretBox,
           waitFor: (p) => r.waitFor(p),
           catchUp: () => r.catchUp(),
-          projections: runnerView(r, startedHistory, store, clock),
+          projections: runnerView(r, historyReads, store, clock),
           webhookDelivery: webhooks,
           settings: {
             publicUrl: config.publicUrl,
@@ -186,7 +193,11 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
         log.child({ role: 'api' }),
       );
       stopApp = () => stopApi(app);
+      await app.ready();
+      history = await historyStarting;
       ports.http = await listen(app, config.httpHost, config.httpPort);
+    } else {
+      history = await historyStarting;
     }
   }
   if (roles.includes('gateway')) {
@@ -213,12 +224,16 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     gateway,
     runner,
     webhooks,
+    async catchUp() {
+      await Promise.all([runner?.catchUp(), history?.catchUp()]);
+    },
     async stop() {
       // Devices first (their last acks need the store), then the API, then the log.
       await gateway?.stop();
       await stopApp?.();
       await runner?.stop();
       await history?.stop();
+      readModels?.historyReads.close();
       readModelCheckpointer?.close();
       await webhooks?.stop();
       await store.close();
@@ -323,6 +338,8 @@ async function runPlatformThread({ config, roles }: PlatformThreadData): Promise
     },
   });
   const demo = roles.includes('api') && config.store.startsWith('sqlite:') ? await ensureDemoCustomer(config, platform.store) : null;
+  // The banner says the platform is ready: the demo login just created is in the read models, and /readyz agrees.
+  if (demo?.createdNow) await platform.catchUp();
   const lines = [
     '',
     'Fleet platform is running',

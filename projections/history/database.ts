@@ -2,27 +2,45 @@
  * The position history's own database (history.sqlite beside readmodels.sqlite)
  * and the runner that keeps it, wherever it runs: in the caller's thread, or in a
  * thread of its own (thread.ts). Both expose the same HistoryRole to the
- * composition root and the API.
+ * composition root; readers (the API, readiness) use HistoryReads, a read-only
+ * connection of their own, either way.
  */
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import type { EventStore, LogPosition } from '../../core/event-store/port.js';
 import type { Logger } from '../../core/logger.js';
 import { checkpointInBackground } from '../../core/wal-checkpointer.js';
-import { ProjectionRunner, openReadModelDb } from '../runner.js';
+import { ProjectionRunner, checkpointReader, openReadModelDb } from '../runner.js';
 import { createHistoryTable, historyProjection, type HistoryItemEncoder } from './index.js';
 
 export const historyDbPath = (dataDir: string): string => join(dataDir, 'history.sqlite');
 
-/** What the composition root and the API see of the history, in this thread or another. */
+/** The history's runner as the composition root sees it, in this thread or another. */
 export interface HistoryRole {
-  /** A connection history pages are read from. */
-  readonly reads: Database.Database;
-  /** The log position the history is committed up to (null: nothing applied yet). */
-  position(): LogPosition | null;
   catchUp(): Promise<void>;
   waitFor(position: LogPosition): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** What readers see of the history: what its runner has committed. */
+export interface HistoryReads {
+  /** A read-only connection history pages are read from. */
+  readonly db: Database.Database;
+  /** The log position the history is committed up to (null: nothing applied yet). */
+  position(): LogPosition | null;
+  close(): void;
+}
+
+/**
+ * Opens the readers' connection, creating the database first if need be: it opens before
+ * the history's runner has started, so the API can be built while the history catches up.
+ */
+export function openHistoryReads(path: string): HistoryReads {
+  const created = openHistoryDb(path);
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  // Closed after the reader opened: the last connection to close would remove the WAL files.
+  created.close();
+  return { db, position: checkpointReader(db), close: () => db.close() };
 }
 
 /**
@@ -60,8 +78,6 @@ export async function startHistory(store: EventStore, path: string, encodeItem: 
   await runner.start();
   let stopped: Promise<void> | null = null;
   return {
-    reads: db,
-    position: () => runner.position,
     catchUp: () => runner.catchUp(),
     waitFor: (p) => runner.waitFor(p),
     stop() {

@@ -22,7 +22,7 @@ import { SecretBox } from '../../core/secret-box.js';
 import { streams } from '../../core/streams.js';
 import { createCustomer, setCustomerRateLimit } from '../../core/commands/customers.js';
 import { historyItemJson } from '../../api/history-item.js';
-import { ProjectionRunner, historyDbPath, openReadModelDb, readModelProjections, startHistory } from '../../projections/index.js';
+import { ProjectionRunner, historyDbPath, openHistoryReads, openReadModelDb, readModelProjections, startHistory } from '../../projections/index.js';
 
 export interface ApiBenchTargets {
   api: number;
@@ -88,16 +88,17 @@ async function main(): Promise<void> {
   const runner = new ProjectionRunner(store, db, readModelProjections(), silentLogger);
   await runner.start();
   const history = await startHistory(store, historyDbPath(dir), historyItemJson, silentLogger);
+  const historyReads = openHistoryReads(historyDbPath(dir));
   const app = await buildApp(
     {
       store,
       clock: systemClock,
       readModelDb: db,
-      historyDb: history.reads,
+      historyDb: historyReads.db,
       secretBox: SecretBox.fromKey(randomBytes(32)),
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),
-      projections: runnerView(runner, history, store, systemClock),
+      projections: runnerView(runner, historyReads, store, systemClock),
     },
     silentLogger,
   );
@@ -143,6 +144,7 @@ async function main(): Promise<void> {
       await reference.close();
       await runner.stop();
       await history.stop();
+      historyReads.close();
       await store.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });

@@ -19,7 +19,7 @@ import { imeiFrom } from '../../core/imei.js';
 import { silentLogger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
 import { historyItemJson } from '../../api/history-item.js';
-import { ProjectionRunner, openReadModelDb, readModelProjections, startHistory } from '../../projections/index.js';
+import { ProjectionRunner, openHistoryReads, openReadModelDb, readModelProjections, startHistory } from '../../projections/index.js';
 import { runnerView } from '../../projections/view.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { ResponseValidator, loadOpenApi } from '../support/openapi.js';
@@ -206,10 +206,11 @@ describe('replaying the store into empty read models', () => {
     await runner.start();
     await settle(runner);
     const history = await startHistory(h.store, join(dir, 'history-rebuilt.sqlite'), historyItemJson, silentLogger);
+    const historyReads = openHistoryReads(join(dir, 'history-rebuilt.sqlite'));
     const rebuilt = await buildApp(
       {
-        store: h.store, clock: h.clock, readModelDb: db, historyDb: history.reads, secretBox: h.secretBox, waitFor: (p) => runner.waitFor(p),
-        catchUp: () => runner.catchUp(), projections: runnerView(runner, history, h.store, h.clock),
+        store: h.store, clock: h.clock, readModelDb: db, historyDb: historyReads.db, secretBox: h.secretBox, waitFor: (p) => runner.waitFor(p),
+        catchUp: () => runner.catchUp(), projections: runnerView(runner, historyReads, h.store, h.clock),
       },
       silentLogger,
     );
@@ -221,6 +222,7 @@ describe('replaying the store into empty read models', () => {
       await rebuilt.close();
       await runner.stop();
       await history.stop();
+      historyReads.close();
       db.close();
     }
   }, 60_000);

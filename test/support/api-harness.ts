@@ -17,7 +17,7 @@ import { streams } from '../../core/streams.js';
 import { createCustomer } from '../../core/commands/customers.js';
 import { newApiKeyEvent } from '../../core/commands/credentials.js';
 import { historyItemJson } from '../../api/history-item.js';
-import { ProjectionRunner, historyDbPath, openReadModelDb, readModelProjections, startHistory, type HistoryRole } from '../../projections/index.js';
+import { ProjectionRunner, historyDbPath, openHistoryReads, openReadModelDb, readModelProjections, startHistory, type HistoryRole } from '../../projections/index.js';
 import { runnerView } from '../../projections/view.js';
 import { WebhookDelivery } from '../../projections/webhooks/index.js';
 
@@ -55,6 +55,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
   const runner = new ProjectionRunner(store, db, readModelProjections(), silentLogger);
   await runner.start();
   const history = await startHistory(store, historyDbPath(dir), historyItemJson, silentLogger);
+  const historyReads = openHistoryReads(historyDbPath(dir));
   const secretBox = SecretBox.fromKey(randomBytes(32));
   const webhookDelivery = new WebhookDelivery({
     store, clock, log: silentLogger, dbPath: join(dir, 'webhooks.sqlite'), box: secretBox, allowPrivate: true, enterprisePerS: 1000,
@@ -65,11 +66,11 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
       store,
       clock,
       readModelDb: db,
-      historyDb: history.reads,
+      historyDb: historyReads.db,
       secretBox,
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),
-      projections: runnerView(runner, history, store, clock),
+      projections: runnerView(runner, historyReads, store, clock),
       webhookDelivery,
       ...options,
       settings: { allowPrivateWebhookUrls: true, ...options.settings },
@@ -104,6 +105,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
       await app.close();
       await runner.stop();
       await history.stop();
+      historyReads.close();
       await webhookDelivery.stop();
       await store.close();
       db.close();
