@@ -27,6 +27,19 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  {
+    // core/sqlite-limit.ts says why: a bare bound LIMIT makes SQLite re-prepare the statement on every run.
+    files: ['**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...['Literal[value=/LIMIT\\s+[?@:$]/i]', 'TemplateElement[value.raw=/LIMIT\\s+[?@:$]/i]'].map((selector) => ({
+          selector,
+          message: 'Bind a LIMIT through boundLimit() (core/sqlite-limit.ts): SQLite re-prepares a statement with a bare bound LIMIT on every run.',
+        })),
+      ],
+    },
+  },
   boundary('core', ['gateway', 'projections', 'api', 'main']),
   boundary('gateway', ['projections', 'api', 'main']),
   boundary('projections', ['gateway', 'api', 'main']),

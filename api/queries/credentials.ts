@@ -8,6 +8,7 @@ import type { CredentialLookup } from '../../core/commands/credentials.js';
 import type { Plan, Scope } from '../../core/events.js';
 import type { RateLimit } from '../context.js';
 import { stmt } from './statements.js';
+import { boundLimit } from '../../core/sqlite-limit.js';
 
 /** An API key as the API knows it: what authenticates a request and what the key list shows. */
 export interface ApiKeyRecord {
@@ -79,7 +80,7 @@ export function apiKeyById(db: Database.Database, customerId: string, keyId: str
 
 /** One page of a tenant's keys (revoked ones included) in id order, strictly after `afterId`. */
 export function apiKeyPage(db: Database.Database, customerId: string, afterId: string | null, limit: number): ApiKeyRecord[] {
-  const rows = stmt(db, `${KEYS} WHERE k.customer_id = ? AND k.key_id > ? ORDER BY k.key_id LIMIT ?`).all(customerId, afterId ?? '', limit);
+  const rows = stmt(db, `${KEYS} WHERE k.customer_id = ? AND k.key_id > ? ORDER BY k.key_id LIMIT ${boundLimit()}`).all(customerId, afterId ?? '', limit);
   return (rows as Stored<ApiKeyRecord>[]).map((r) => fromStored<ApiKeyRecord>(r)!);
 }
 
@@ -90,7 +91,7 @@ export function oauthClientById(db: Database.Database, clientId: string): OAuthC
 
 /** One page of a tenant's live clients in id order, strictly after `afterId`. */
 export function oauthClientPage(db: Database.Database, customerId: string, afterId: string | null, limit: number): OAuthClientRecord[] {
-  const rows = stmt(db, 'SELECT * FROM oauth_clients WHERE customer_id = ? AND deleted_at IS NULL AND client_id > ? ORDER BY client_id LIMIT ?').all(
+  const rows = stmt(db, `SELECT * FROM oauth_clients WHERE customer_id = ? AND deleted_at IS NULL AND client_id > ? ORDER BY client_id LIMIT ${boundLimit()}`).all(
     customerId,
     afterId ?? '',
     limit,

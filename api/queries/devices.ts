@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import type { DeviceRow, DeviceStatus, LatestPositionRow } from '../../projections/index.js';
 import { stmt } from './statements.js';
+import { boundLimit } from '../../core/sqlite-limit.js';
 
 export interface DeviceWithPosition extends DeviceRow {
   position: LatestPositionRow | null;
@@ -41,6 +42,6 @@ export function devicePage(
     where.push(`d.status IN (${filter.statuses.map(() => '?').join(', ')})`);
     args.push(...filter.statuses);
   }
-  const rows = stmt(db, `${DEVICE} WHERE ${where.join(' AND ')} ORDER BY d.device_id LIMIT ?`).all(...args, filter.limit) as DeviceRow[];
+  const rows = stmt(db, `${DEVICE} WHERE ${where.join(' AND ')} ORDER BY d.device_id LIMIT ${boundLimit()}`).all(...args, filter.limit) as DeviceRow[];
   return rows.map((r) => ({ ...r, position: latestPosition(db, customerId, r.device_id) }));
 }

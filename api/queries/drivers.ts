@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import type { DriverRow } from '../../projections/drivers/index.js';
 import { stmt } from './statements.js';
+import { boundLimit } from '../../core/sqlite-limit.js';
 
 export type { DriverRow };
 
@@ -16,7 +17,7 @@ export function driverById(db: Database.Database, customerId: string, driverId: 
 
 /** One page in id order, strictly after `afterId`. */
 export function driverPage(db: Database.Database, customerId: string, afterId: string | null, limit: number): DriverRow[] {
-  return stmt(db, 'SELECT * FROM drivers WHERE customer_id = ? AND driver_id > ? ORDER BY driver_id LIMIT ?').all(
+  return stmt(db, `SELECT * FROM drivers WHERE customer_id = ? AND driver_id > ? ORDER BY driver_id LIMIT ${boundLimit()}`).all(
     customerId,
     afterId ?? '',
     limit,

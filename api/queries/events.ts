@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import type { DeviceEventRow } from '../../projections/events/index.js';
 import { stmt } from './statements.js';
+import { boundLimit } from '../../core/sqlite-limit.js';
 
 /** A row with the device's current name. */
 export type EventRow = DeviceEventRow & { device_name: string | null };
@@ -50,7 +51,7 @@ export function eventPage(db: Database.Database, customerId: string, f: EventLis
     args.push(f.after.t, f.after.t, f.after.id);
   }
   const dir = f.order === 'asc' ? 'ASC' : 'DESC';
-  return stmt(db, `${SELECT} WHERE ${where.join(' AND ')} ORDER BY e.occurred_at ${dir}, e.event_id ${dir} LIMIT ?`).all(
+  return stmt(db, `${SELECT} WHERE ${where.join(' AND ')} ORDER BY e.occurred_at ${dir}, e.event_id ${dir} LIMIT ${boundLimit()}`).all(
     ...args,
     f.limit,
   ) as EventRow[];
@@ -62,5 +63,5 @@ export function eventById(db: Database.Database, customerId: string, eventId: st
 
 /** The customer's events in log order, strictly after sequence `afterSeq`. */
 export function feedPage(db: Database.Database, customerId: string, afterSeq: number, limit: number): EventRow[] {
-  return stmt(db, `${SELECT} WHERE e.customer_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`).all(customerId, afterSeq, limit) as EventRow[];
+  return stmt(db, `${SELECT} WHERE e.customer_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ${boundLimit()}`).all(customerId, afterSeq, limit) as EventRow[];
 }

@@ -1,6 +1,7 @@
 /** Position history queries; every one is scoped to the customer. */
 import type Database from 'better-sqlite3';
 import { stmt } from './statements.js';
+import { boundLimit } from '../../core/sqlite-limit.js';
 
 /** A sort key of the history: fix time, ties broken by the PositionRecorded's id. */
 export interface HistoryKey {
@@ -41,7 +42,7 @@ export function historyPage(
   // into an aggregate); test/api/positions.test.ts checks every page of both orders byte for byte.
   const rows = stmt(
     historyDb,
-    `SELECT 0, CAST(group_concat(item, ',') AS BLOB), NULL, NULL FROM (SELECT item ${range} LIMIT @limit)
+    `SELECT 0, CAST(group_concat(item, ',') AS BLOB), NULL, NULL FROM (SELECT item ${range} LIMIT ${boundLimit('@limit')})
      UNION ALL
      SELECT 1, NULL, fix_time, event_id FROM (SELECT fix_time, event_id ${range} LIMIT 2 OFFSET @limit - 1)`,
     'raw',

@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import { webhookEndpointFromDb, type WebhookEndpointDbRow, type WebhookEndpointRow } from '../../projections/webhook-endpoints/index.js';
 import { stmt } from './statements.js';
+import { boundLimit } from '../../core/sqlite-limit.js';
 
 export function webhookById(db: Database.Database, customerId: string, webhookId: string): WebhookEndpointRow | null {
   const row = stmt(db, 'SELECT * FROM webhook_endpoints WHERE webhook_id = ? AND customer_id = ?').get(webhookId, customerId) as WebhookEndpointDbRow | undefined;
@@ -10,7 +11,7 @@ export function webhookById(db: Database.Database, customerId: string, webhookId
 
 /** One page in id order, strictly after `afterId`. */
 export function webhookPage(db: Database.Database, customerId: string, afterId: string | null, limit: number): WebhookEndpointRow[] {
-  const rows = stmt(db, 'SELECT * FROM webhook_endpoints WHERE customer_id = ? AND webhook_id > ? ORDER BY webhook_id LIMIT ?').all(
+  const rows = stmt(db, `SELECT * FROM webhook_endpoints WHERE customer_id = ? AND webhook_id > ? ORDER BY webhook_id LIMIT ${boundLimit()}`).all(
     customerId,
     afterId ?? '',
     limit,

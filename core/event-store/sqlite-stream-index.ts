@@ -7,6 +7,7 @@
  * so the index and the tail they combine come from the same snapshot.
  */
 import type Database from 'better-sqlite3';
+import { boundLimit } from '../sqlite-limit.js';
 
 export interface EventRow {
   position: number;
@@ -48,16 +49,16 @@ export class StreamIndex {
       indexedThrough: db.prepare("SELECT value FROM log_state WHERE name = 'indexed_through'").pluck(),
       findStream: db.prepare('SELECT id FROM streams WHERE name = ?').pluck(),
       indexForwards: db.prepare(
-        'SELECT e.* FROM stream_index i JOIN events e ON e.position = i.position WHERE i.stream_id = ? AND i.revision >= ? ORDER BY i.revision ASC LIMIT ?',
+        `SELECT e.* FROM stream_index i JOIN events e ON e.position = i.position WHERE i.stream_id = ? AND i.revision >= ? ORDER BY i.revision ASC LIMIT ${boundLimit()}`,
       ),
       indexBackwards: db.prepare(
-        'SELECT e.* FROM stream_index i JOIN events e ON e.position = i.position WHERE i.stream_id = ? AND i.revision <= ? ORDER BY i.revision DESC LIMIT ?',
+        `SELECT e.* FROM stream_index i JOIN events e ON e.position = i.position WHERE i.stream_id = ? AND i.revision <= ? ORDER BY i.revision DESC LIMIT ${boundLimit()}`,
       ),
       tailForwards: db.prepare(
-        `SELECT * FROM events WHERE position IN (${TAIL_POSITIONS} AND revision >= ?) ORDER BY position ASC LIMIT ?`,
+        `SELECT * FROM events WHERE position IN (${TAIL_POSITIONS} AND revision >= ?) ORDER BY position ASC LIMIT ${boundLimit()}`,
       ),
       tailBackwards: db.prepare(
-        `SELECT * FROM events WHERE position IN (${TAIL_POSITIONS} AND revision <= ?) ORDER BY position DESC LIMIT ?`,
+        `SELECT * FROM events WHERE position IN (${TAIL_POSITIONS} AND revision <= ?) ORDER BY position DESC LIMIT ${boundLimit()}`,
       ),
       indexLast: db.prepare('SELECT revision, position FROM stream_index WHERE stream_id = ? ORDER BY revision DESC LIMIT 1'),
       tailLast: db.prepare(

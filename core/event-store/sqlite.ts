@@ -36,6 +36,7 @@ import { encodeBatch, outcomeAt, type WireAppend } from './sqlite-wire.js';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 import { type EventRow, StreamIndex } from './sqlite-stream-index.js';
 import type { WriterReply, WriterRequest, WriterSettings } from './sqlite-writer-worker.js';
+import { boundLimit } from '../sqlite-limit.js';
 
 /** An append the writer has not answered yet; its events travel apart (`pendingWires`), so once posted they can be collected. */
 interface PendingAppend {
@@ -125,7 +126,7 @@ export class SqliteEventStore implements EventStore {
     this.readAllStatement = this.db
       .prepare(
         `SELECT position, event_id, stream_id, revision, type, data, metadata, created FROM events
-         WHERE position > ? ORDER BY position ASC LIMIT ?`,
+         WHERE position > ? ORDER BY position ASC LIMIT ${boundLimit()}`,
       )
       .raw(true);
     this.streamNameStatement = this.db.prepare('SELECT name FROM streams WHERE id = ?').pluck();

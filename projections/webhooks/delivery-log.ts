@@ -13,6 +13,7 @@ import { deviceEventId } from '../device-events.js';
 import { createWebhookAgents, type AttemptResult } from './post-attempt.js';
 import { sendSigned } from './send.js';
 import { guardedLookup } from './url-safety.js';
+import { boundLimit } from '../../core/sqlite-limit.js';
 
 export interface DeliveryRecord {
   delivery_id: string;
@@ -68,7 +69,7 @@ export class DeliveryLog {
       page: db.prepare(
         `SELECT delivery_id, webhook_id, event_id, kind, device_id, state, attempts, created_at, next_attempt_at, last_attempt_at,
                 last_status, last_error, last_latency_ms, replay_id
-         FROM wh_deliveries WHERE webhook_id = ? AND customer_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+         FROM wh_deliveries WHERE webhook_id = ? AND customer_id = ? AND seq < ? ORDER BY seq DESC LIMIT ${boundLimit()}`,
       ),
       seqOf: db.prepare('SELECT seq FROM wh_deliveries WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ?').pluck(),
       one: db.prepare(

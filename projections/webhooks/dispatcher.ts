@@ -47,6 +47,7 @@ import { honoursRetryAfter, nextAttemptDelayMs, parseRetryAfter } from './retry-
 import { sendSigned } from './send.js';
 import { SendWindow } from './send-window.js';
 import { guardedLookup, type WebhookLookup } from './url-safety.js';
+import { boundLimit } from '../../core/sqlite-limit.js';
 
 /** Deliveries per second by plan; Enterprise is agreed per customer (`fleet customer set-webhook-limit`), FLEET_WEBHOOK_ENTERPRISE_PER_S without an agreement. */
 export const PLAN_DELIVERIES_PER_S: Record<Exclude<Plan, 'enterprise'>, number> = { free: 10, pro: 100 };
@@ -208,7 +209,7 @@ export class WebhookDispatcher {
       laneHead: db.prepare(
         `SELECT seq, delivery_id, webhook_id, customer_id, device_id, event_id, kind, attempts, next_attempt_at, body
          FROM wh_deliveries WHERE webhook_id = ? AND device_id = ? AND next_attempt_at IS NOT NULL AND seq > ?
-         ORDER BY seq LIMIT ?`,
+         ORDER BY seq LIMIT ${boundLimit()}`,
       ),
       // Every lane with pending deliveries, of a customer (by its endpoints) and of all (index wh_lane both).
       allLanes: db.prepare(
