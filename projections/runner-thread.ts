@@ -51,7 +51,7 @@ export class RunnerThreadHost {
   }
 
   /** Lets the thread finish its work and commit, then ends it; `afterExit` runs once it has. */
-  protected stopThread(afterExit: () => void): Promise<void> {
+  protected stopThread(afterExit: () => void = () => {}): Promise<void> {
     this.stopped ??= new Promise<void>((resolve) => {
       this.markStopping();
       this.worker.once('exit', () => {

@@ -35,6 +35,6 @@ export class HistoryThread extends RunnerThreadHost implements HistoryRole {
   }
 
   stop(): Promise<void> {
-    return this.stopThread(() => {});
+    return this.stopThread();
   }
 }
