@@ -28,12 +28,16 @@ describe('fleet start', () => {
   it('stops on SIGINT: the platform drains in its thread and the process exits 0', async () => {
     const { env, ports } = await platformEnv(join(parent, 'sigint'), { FLEET_LOG_LEVEL: 'info' });
     const platform = await startPlatformProcess(env);
-    expect((await fetch(`http://127.0.0.1:${ports.http}/healthz`)).status).toBe(200);
-    // Ready as the banner says: the demo customer that first start created is in every read model already.
-    const ready = await fetch(`http://127.0.0.1:${ports.http}/readyz`);
-    expect(ready.status).toBe(200);
-    expect(((await ready.json()) as { checks: { projections: { lag_events: number } } }).checks.projections.lag_events).toBe(0);
-    await platform.stop('SIGINT');
+    try {
+      expect((await fetch(`http://127.0.0.1:${ports.http}/healthz`)).status).toBe(200);
+      // Ready as the banner says: the demo customer that first start created is in every read model already.
+      const ready = await fetch(`http://127.0.0.1:${ports.http}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(((await ready.json()) as { checks: { projections: { lag_events: number } } }).checks.projections.lag_events).toBe(0);
+    } finally {
+      // Also when an expectation failed: a platform left running outlives the test run.
+      await platform.stop('SIGINT');
+    }
     expect(platform.child.exitCode).toBe(0);
     expect(platform.output()).toContain('"signal":"SIGINT","msg":"stopping"');
   }, 60_000);
