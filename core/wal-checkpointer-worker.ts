@@ -6,8 +6,8 @@
  * The WAL starts over from its beginning only when a writer finds it wholly checkpointed,
  * which a writer committing every millisecond may never do while a PASSIVE pass runs
  * beside it. So once the WAL holds more than RESTART_FRAMES, a RESTART checkpoint follows
- * the PASSIVE pass: it holds writers back while it copies what the pass left (the last
- * second's pages at most) and until readers are done with the WAL (their reads are short),
+ * the PASSIVE pass: it holds writers back while it copies what the pass left (at most the
+ * pages committed since the pass began) and until readers are done with the WAL (their reads are short),
  * and the next commit writes the WAL from its start again.
  */
 import { parentPort, workerData } from 'node:worker_threads';

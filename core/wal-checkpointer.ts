@@ -12,7 +12,7 @@ import type Database from 'better-sqlite3';
 import { threadEntry } from './role-thread.js';
 import type { CheckpointerSettings } from './wal-checkpointer-worker.js';
 
-/** How often the WAL is checkpointed: at a busy gateway's rate it stays a few MB. */
+/** How often the WAL is checkpointed, unless the owner says otherwise: at a busy gateway's rate it stays a few MB. */
 const CHECKPOINT_INTERVAL_MS = 1000;
 
 const BUSY_TIMEOUT_MS = 5000;
@@ -26,16 +26,16 @@ export interface WalCheckpointer {
 const SYNCHRONOUS_LEVELS: ReadonlyArray<CheckpointerSettings['synchronous']> = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
 
 /**
- * Turns `db`'s automatic checkpoints off and checkpoints its file from a thread, as durably as
- * `db` commits (its `synchronous`); nothing for `:memory:`.
+ * Turns `db`'s automatic checkpoints off and checkpoints its file from a thread every `intervalMs`,
+ * as durably as `db` commits (its `synchronous`); nothing for `:memory:`.
  */
-export function checkpointInBackground(db: Database.Database): WalCheckpointer {
+export function checkpointInBackground(db: Database.Database, intervalMs = CHECKPOINT_INTERVAL_MS): WalCheckpointer {
   if (db.memory) return { close() {} };
   db.pragma('wal_autocheckpoint = 0');
   // A RESTART checkpoint (a WAL past 64 MB) holds writers back while it finishes: the owner waits for it rather than failing.
   if ((db.pragma('busy_timeout', { simple: true }) as number) < BUSY_TIMEOUT_MS) db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   const synchronous = SYNCHRONOUS_LEVELS[db.pragma('synchronous', { simple: true }) as number] ?? 'FULL';
-  const settings: CheckpointerSettings = { path: db.name, synchronous, intervalMs: CHECKPOINT_INTERVAL_MS };
+  const settings: CheckpointerSettings = { path: db.name, synchronous, intervalMs };
   const worker = new Worker(threadEntry(import.meta.url, 'wal-checkpointer-worker'), { workerData: settings });
   worker.unref();
   return { close: () => worker.postMessage('close') };
