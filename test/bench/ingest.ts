@@ -232,10 +232,16 @@ export async function runIngestBench(o: IngestBenchOptions): Promise<IngestFigur
     process.stdout.write(`ingest, open loop: ${o.openDevices} devices, one frame every ${o.openIntervalS} s each, ${o.openSeconds} s\n`);
     const reference = await measure('reference', open);
     process.stdout.write(line(reference, 'reference'));
+    // No target of its own: the ack path's tail apart from what the other roles add to it.
+    const gateway = await measure('gateway', open);
+    process.stdout.write(line(gateway, 'gateway'));
     const platform = await measure('platform', open);
     process.stdout.write(line(platform, 'platform'));
-    process.stdout.write(`    platform: ${ratios(platform, reference)} (target p99 <= 1.2x), peak rss ${fmt(platform.serverPeakRssMb)} MB (target < 1024)\n`);
-    out.push(reference, platform);
+    process.stdout.write(
+      `    gateway:  ${ratios(gateway, reference)} (no target: the ack path alone)\n` +
+        `    platform: ${ratios(platform, reference)} (target p99 <= 1.2x), peak rss ${fmt(platform.serverPeakRssMb)} MB (target < 1024)\n`,
+    );
+    out.push(reference, gateway, platform);
   }
   return out;
 }
