@@ -5,7 +5,7 @@
  * Between transactions it keeps the stream index up to date (sqlite-stream-index.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { checkpointInBackground } from '../wal-checkpointer.js';
+import { checkpointInBackground, type WalCheckpointer } from '../wal-checkpointer.js';
 import { INDEX_FLUSH_STEP, LogWriter } from './sqlite-log-writer.js';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 import { decodeBatch, encodeOutcomes, type WireAppend } from './sqlite-wire.js';
@@ -33,7 +33,16 @@ const db = openLog(path, { synchronous });
  * throughput lost in the closed-loop bench.
  */
 const CHECKPOINT_INTERVAL_MS = 100;
-const checkpointer = checkpointInBackground(db, CHECKPOINT_INTERVAL_MS);
+/**
+ * Started at this writer's first append. Every thread that opens the store has a writer, and
+ * the history's and the webhooks' threads only read the log: their checkpointers would only
+ * poll the WAL (one per file) that the appending threads' checkpointers already fold back,
+ * the stream-index rows any writer adds included.
+ */
+let checkpointer: WalCheckpointer | null = null;
+function appended(): void {
+  checkpointer ??= checkpointInBackground(db, CHECKPOINT_INTERVAL_MS);
+}
 const writer = new LogWriter(db);
 let queued: WireAppend[] = [];
 let commitScheduled = false;
@@ -58,12 +67,13 @@ function commitQueued(): void {
       reply = { count: batch.length, error: err instanceof Error ? err.message : String(err) };
     }
     parentPort!.postMessage(reply);
+    appended();
     // After the reply: acks never wait for index maintenance.
     writer.flushIndexIfDue();
   }
   if (closeRequested) {
     clearInterval(indexTimer);
-    checkpointer.close();
+    checkpointer?.close();
     db.close();
     parentPort!.close();
   }
