@@ -22,8 +22,6 @@ export const INDEX_FLUSH_STEP = 4_000;
 export class LogWriter {
   /** Last revision of every stream written, so appends skip a lookup. */
   private revisions = new Map<string, number>();
-  /** Stream name -> id, for streams that exist in the log (ids never change). */
-  private readonly streamIds = new Map<string, number>();
   /** The log's end as this writer left it: anything beyond was appended by another process. */
   private lastPosition: number;
   readonly index: StreamIndex;
@@ -43,17 +41,22 @@ export class LogWriter {
   writeBatch(batch: WireAppend[]): WireOutcome[] {
     const outcomes: WireOutcome[] = [];
     const state: BatchState = { revisions: new Map(), streamIds: new Map(), lastPosition: this.lastPosition };
-    this.db.transaction(() => {
-      // Under the write lock: if another process appended, cached revisions may be stale.
-      const end = this.index.lastPosition();
-      if (end !== this.lastPosition) {
-        this.revisions = new Map();
-        state.lastPosition = end;
-      }
-      for (const append of batch) outcomes.push(this.writeOne(append, state));
-    }).immediate();
+    try {
+      this.db.transaction(() => {
+        // Under the write lock: if another process appended, cached revisions may be stale.
+        const end = this.index.lastPosition();
+        if (end !== this.lastPosition) {
+          this.revisions = new Map();
+          state.lastPosition = end;
+        }
+        for (const append of batch) outcomes.push(this.writeOne(append, state));
+      }).immediate();
+    } catch (err) {
+      this.index.forgetUncommitted();
+      throw err;
+    }
     for (const [stream, revision] of state.revisions) this.revisions.set(stream, revision);
-    for (const [stream, id] of state.streamIds) this.streamIds.set(stream, id);
+    for (const [stream, id] of state.streamIds) this.index.rememberStream(stream, id);
     this.lastPosition = state.lastPosition;
     return outcomes;
   }
@@ -68,11 +71,7 @@ export class LogWriter {
 
   /** The stream's id, or null when it has no events yet. */
   private streamId(stream: string, state: BatchState): number | null {
-    const known = state.streamIds.get(stream) ?? this.streamIds.get(stream);
-    if (known !== undefined) return known;
-    const found = this.index.streamId(stream);
-    if (found !== null) this.streamIds.set(stream, found);
-    return found;
+    return state.streamIds.get(stream) ?? this.index.streamId(stream);
   }
 
   private currentRevision(stream: string, streamId: number | null, state: BatchState): number {

@@ -1,13 +1,15 @@
 /**
  * Finding a stream's events in the SQLite log: `stream_index` holds (stream, revision) ->
  * position for the log up to `indexed_through`; later events (the tail) are found through
- * `events_tail`. The writer moves the tail into the index in bulk, sorted by stream, so a
- * thousand streams cost a few pages per stream per flush instead of a page per event.
- * Readers see committed events at once, indexed or not; they read inside one transaction
- * so the index and the tail they combine come from the same snapshot.
+ * `events_tail`, which each connection follows into a map in memory (TailPositions). The
+ * writer moves the tail into the index in bulk, sorted by stream, so a thousand streams cost
+ * a few pages per stream per flush instead of a page per event. Readers see committed events
+ * at once, indexed or not; they read inside one transaction so the index and the tail they
+ * combine come from the same snapshot.
  */
 import type Database from 'better-sqlite3';
 import { boundLimit } from '../sqlite-limit.js';
+import { TailPositions, type TailPairs } from './sqlite-tail-positions.js';
 
 export interface EventRow {
   position: number;
@@ -26,7 +28,8 @@ export interface StreamRead {
   maxCount: number;
 }
 
-const TAIL_POSITIONS = `SELECT position FROM events INDEXED BY events_tail WHERE position > ? AND stream_id = ?`;
+/** Past this many cached stream ids the cache starts over (they are looked up again on demand). */
+const MAX_CACHED_STREAM_IDS = 200_000;
 
 export class StreamIndex {
   private readonly s: Record<
@@ -34,17 +37,23 @@ export class StreamIndex {
     | 'findStream'
     | 'indexForwards'
     | 'indexBackwards'
-    | 'tailForwards'
-    | 'tailBackwards'
     | 'indexLast'
-    | 'tailLast'
+    | 'byPosition'
     | 'lastPosition'
     | 'moveTail'
     | 'setIndexedThrough',
     Database.Statement
   >;
 
+  private readonly tail: TailPositions;
+  /** Stream name -> id, for streams found committed (an id never changes once committed). */
+  private readonly streamIds = new Map<string, number>();
+  /** One read transaction, so the index and the tail it combines come from one snapshot. */
+  private readonly readInSnapshot: (name: string, r: StreamRead) => EventRow[];
+
   constructor(private readonly db: Database.Database) {
+    this.tail = new TailPositions(db);
+    this.readInSnapshot = db.transaction((name: string, r: StreamRead) => this.readNow(name, r));
     this.s = {
       indexedThrough: db.prepare("SELECT value FROM log_state WHERE name = 'indexed_through'").pluck(),
       findStream: db.prepare('SELECT id FROM streams WHERE name = ?').pluck(),
@@ -54,16 +63,8 @@ export class StreamIndex {
       indexBackwards: db.prepare(
         `SELECT e.* FROM stream_index i JOIN events e ON e.position = i.position WHERE i.stream_id = ? AND i.revision <= ? ORDER BY i.revision DESC LIMIT ${boundLimit()}`,
       ),
-      tailForwards: db.prepare(
-        `SELECT * FROM events WHERE position IN (${TAIL_POSITIONS} AND revision >= ?) ORDER BY position ASC LIMIT ${boundLimit()}`,
-      ),
-      tailBackwards: db.prepare(
-        `SELECT * FROM events WHERE position IN (${TAIL_POSITIONS} AND revision <= ?) ORDER BY position DESC LIMIT ${boundLimit()}`,
-      ),
       indexLast: db.prepare('SELECT revision, position FROM stream_index WHERE stream_id = ? ORDER BY revision DESC LIMIT 1'),
-      tailLast: db.prepare(
-        'SELECT revision, position FROM events INDEXED BY events_tail WHERE position > ? AND stream_id = ? ORDER BY position DESC LIMIT 1',
-      ),
+      byPosition: db.prepare('SELECT * FROM events WHERE position = ?'),
       lastPosition: db.prepare('SELECT coalesce(max(position), 0) FROM events').pluck(),
       moveTail: db.prepare(
         'INSERT INTO stream_index (stream_id, revision, position) SELECT stream_id, revision, position FROM events INDEXED BY events_tail WHERE position > ? AND position <= ? ORDER BY stream_id, revision',
@@ -73,7 +74,17 @@ export class StreamIndex {
   }
 
   streamId(name: string): number | null {
-    return (this.s.findStream.get(name) as number | undefined) ?? null;
+    const known = this.streamIds.get(name);
+    if (known !== undefined) return known;
+    const found = (this.s.findStream.get(name) as number | undefined) ?? null;
+    if (found !== null) this.rememberStream(name, found);
+    return found;
+  }
+
+  /** A stream the caller's committed transaction created. */
+  rememberStream(name: string, id: number): void {
+    if (this.streamIds.size >= MAX_CACHED_STREAM_IDS) this.streamIds.clear();
+    this.streamIds.set(name, id);
   }
 
   indexedThrough(): number {
@@ -86,26 +97,55 @@ export class StreamIndex {
 
   /** A stream's events in revision order; [] for a stream that does not exist. */
   read(name: string, r: StreamRead): EventRow[] {
-    return this.db.transaction(() => {
-      const id = this.streamId(name);
-      if (id === null || r.maxCount <= 0) return [];
-      const through = this.indexedThrough();
-      // Every tail event of a stream has a higher revision than its indexed ones.
-      if (r.direction === 'forwards') {
-        const rows = this.s.indexForwards.all(id, r.fromRevision, r.maxCount) as EventRow[];
-        if (rows.length === r.maxCount) return rows;
-        return rows.concat(this.s.tailForwards.all(through, id, r.fromRevision, r.maxCount - rows.length) as EventRow[]);
-      }
-      const rows = this.s.tailBackwards.all(through, id, r.fromRevision, r.maxCount) as EventRow[];
+    return this.readInSnapshot(name, r);
+  }
+
+  private readNow(name: string, r: StreamRead): EventRow[] {
+    const id = this.streamId(name);
+    if (id === null || r.maxCount <= 0) return [];
+    const tail = this.tailOf(id);
+    // Every tail event of a stream has a higher revision than its indexed ones.
+    if (r.direction === 'forwards') {
+      const rows = this.s.indexForwards.all(id, r.fromRevision, r.maxCount) as EventRow[];
       if (rows.length === r.maxCount) return rows;
-      return rows.concat(this.s.indexBackwards.all(id, r.fromRevision, r.maxCount - rows.length) as EventRow[]);
-    })();
+      return rows.concat(this.tailRows(tail, r.fromRevision, r.maxCount - rows.length, 'forwards'));
+    }
+    const rows = this.tailRows(tail, r.fromRevision, r.maxCount, 'backwards');
+    if (rows.length === r.maxCount) return rows;
+    return rows.concat(this.s.indexBackwards.all(id, r.fromRevision, r.maxCount - rows.length) as EventRow[]);
   }
 
   /** The stream's newest revision and its position, or null when it has no events. */
   last(streamId: number): { revision: number; position: number } | null {
-    const tail = this.s.tailLast.get(this.indexedThrough(), streamId) as { revision: number; position: number } | undefined;
-    return tail ?? (this.s.indexLast.get(streamId) as { revision: number; position: number } | undefined) ?? null;
+    const tail = this.tailOf(streamId);
+    if (tail.length > 0) return { revision: tail[tail.length - 2]!, position: tail[tail.length - 1]! };
+    return (this.s.indexLast.get(streamId) as { revision: number; position: number } | undefined) ?? null;
+  }
+
+  /** What this connection saw inside the writer's transaction no longer holds: it rolled back. */
+  forgetUncommitted(): void {
+    this.tail.reset();
+    this.streamIds.clear();
+  }
+
+  private tailOf(streamId: number): TailPairs {
+    this.tail.sync(this.indexedThrough());
+    return this.tail.of(streamId);
+  }
+
+  /** Up to `max` of the stream's tail events from `fromRevision` on (inclusive), in the walk's order. */
+  private tailRows(pairs: TailPairs, fromRevision: number, max: number, direction: StreamRead['direction']): EventRow[] {
+    const rows: EventRow[] = [];
+    if (direction === 'forwards') {
+      for (let i = 0; i < pairs.length && rows.length < max; i += 2) {
+        if (pairs[i]! >= fromRevision) rows.push(this.s.byPosition.get(pairs[i + 1]) as EventRow);
+      }
+    } else {
+      for (let i = pairs.length - 2; i >= 0 && rows.length < max; i -= 2) {
+        if (pairs[i]! <= fromRevision) rows.push(this.s.byPosition.get(pairs[i + 1]) as EventRow);
+      }
+    }
+    return rows;
   }
 
   /** Events after `indexed_through`. */

@@ -5,6 +5,9 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EsdbEventStore } from '../../core/event-store/esdb.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
+import { LogWriter } from '../../core/event-store/sqlite-log-writer.js';
+import { openLog } from '../../core/event-store/sqlite-schema.js';
+import type { WireAppend } from '../../core/event-store/sqlite-wire.js';
 import { until } from '../support/wait.js';
 import { eventStoreContract } from './event-store.contract.js';
 
@@ -187,17 +190,52 @@ describe('sqlite stream index', () => {
     await store.close();
   });
 
-  it('indexes a quiet tail on its own, and reads stay the same', async () => {
+  it('indexes a quiet tail on its own, and reads stay the same before, during and after', async () => {
     const path = join(dir, 'quiet-tail.sqlite');
     const store = new SqliteEventStore(path, { indexFlushIntervalMs: 20 });
-    const { b } = await interleave(store, 'quiet', 0, 3);
+    const ids = (stream: string, options: Parameters<SqliteEventStore['readStream']>[1] = {}) =>
+      store.readStream(stream, options).then((events) => events.map((e) => e.id));
+    const first = await interleave(store, 'quiet', 0, 3);
+    // Read while the events may still be in the tail: the reader's tail map takes them in.
+    expect(await ids('quiet-b')).toEqual(first.b);
     const log = new Database(path, { readonly: true });
     const indexedThrough = log.prepare("SELECT value FROM log_state WHERE name = 'indexed_through'").pluck();
     await until(() => indexedThrough.get() === 6, 'the quiet tail indexed');
     expect(log.prepare('SELECT count(*) FROM stream_index').pluck().get()).toBe(6);
+    // The map still holds what was indexed meanwhile; each event must come once, from the index or the tail.
+    expect(await ids('quiet-b')).toEqual(first.b);
+    const second = await interleave(store, 'quiet', 3, 5);
+    const b = [...first.b, ...second.b];
+    expect(await ids('quiet-b')).toEqual(b);
+    expect(await ids('quiet-b', { direction: 'backwards', maxCount: 3 })).toEqual(b.slice(2).reverse());
+    expect(await ids('quiet-b', { fromRevision: 2n, maxCount: 2 })).toEqual(b.slice(2, 4));
+    await until(() => indexedThrough.get() === 10, 'the second tail indexed');
     log.close();
-    expect((await store.readStream('quiet-b')).map((e) => e.id)).toEqual(b);
+    expect(await ids('quiet-a')).toEqual([...first.a, ...second.a]);
     await store.close();
+  });
+
+  it('a rolled-back transaction leaves no trace in what the writer knows of the tail', () => {
+    const path = join(dir, 'rolled-back.sqlite');
+    const wire = (stream: string, ids: string[], data: unknown = '{}'): WireAppend => ({
+      stream, expected: 'any', created: 0, events: ids.map((id) => ({ id, type: 'CustomerCreated', data: data as string, metadata: '{}' })),
+    });
+    const before = new LogWriter(openLog(path));
+    before.writeBatch([wire('kept', ['k0'])]);
+    // A writer that has not seen `kept` yet: appending to it looks up its last event in the tail,
+    // and the lookup sees the two rows of `fresh` that the same transaction added before it rolled back.
+    const db = openLog(path);
+    const writer = new LogWriter(db);
+    expect(() => writer.writeBatch([wire('fresh', ['f0', 'f1']), wire('kept', ['k1']), wire('broken', ['b0'], { not: 'text' })])).toThrow(/parameter/);
+    // The next transaction takes the stream id and a position the rolled-back one had used.
+    writer.writeBatch([wire('other', ['o0'])]);
+    const read = (stream: string) => writer.index.read(stream, { direction: 'forwards', fromRevision: 0, maxCount: 10 }).map((e) => e.event_id);
+    expect(read('other')).toEqual(['o0']);
+    expect(read('kept')).toEqual(['k0']);
+    expect(read('fresh')).toEqual([]);
+    expect(writer.writeBatch([wire('fresh', ['f2'])])).toEqual([{ ok: true, revision: 0, position: 3 }]);
+    expect(read('fresh')).toEqual(['f2']);
+    db.close();
   });
 
   it('a second writer on the same file sees the first one\'s revisions (no stale cache, no lost event)', async () => {
