@@ -188,7 +188,7 @@ function line(f: IngestFigure, label: string): string {
   return (
     `  ${label.padEnd(22)} ${fmt(r.recordsPerSecond).padStart(8)} acked records/s   ack p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms` +
     `   server cpu ${f.serverCpuS.toFixed(1)} s, peak rss ${fmt(f.serverPeakRssMb)} MB   client cpu ${r.cpuSeconds.toFixed(1)} s` +
-    `   (${r.loggedIn}/${r.devices} logged in, ${r.unacked} unacked, ${r.errors} errors)${lag}\n`
+    `   (${r.loggedIn}/${r.devices} logged in in ${r.loginSeconds.toFixed(1)} s, ${r.unacked} unacked, ${r.errors} errors)${lag}\n`
   );
 }
 
