@@ -8,7 +8,8 @@ import { openPrivateSqlite } from '../private-files.js';
  * the way EventStoreDB indexes its log: a per-event (stream, revision) b-tree costs one
  * dirty page per stream per commit, and with a thousand devices appending together that
  * was most of what every commit wrote. Events after `indexed_through` are the tail, found
- * by `events_tail`, a narrow index in position order that only ever grows at its end.
+ * by `events_tail`, a narrow index in position order that only ever grows at its end
+ * (each connection reads it into a map by stream as it goes: sqlite-tail-positions.ts).
  * Stream names are stored once, in `streams`.
  */
 const SCHEMA = `

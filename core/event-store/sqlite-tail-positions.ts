@@ -67,7 +67,6 @@ export class TailPositions {
    */
   reset(): void {
     this.restart(0);
-    this.through = 0;
   }
 
   private restart(from: number): void {
