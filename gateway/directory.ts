@@ -1,6 +1,7 @@
 /**
  * Which registered device a connection belongs to. A login reads one claim
- * stream (`imei-…` or `terminal-…`) and the device's first event; answers are cached, unknown ones only
+ * stream (`imei-…` or `terminal-…`) and the first page of the device's stream (its
+ * registration, and the protocol binding that sits near it); answers are cached, unknown ones only
  * briefly so a device registered a moment ago is let in on its next try.
  * It also keeps what the device stream says about logging in: the JT/T 808
  * auth code last issued (a hash of it) and the protocol the device is bound
@@ -9,7 +10,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import type { DeviceClaim, DeviceProtocol } from '../core/events.js';
-import type { EventStore, RecordedEvent } from '../core/event-store/port.js';
+import { WrongExpectedRevisionError, type EventStore, type EventToAppend, type ExpectedRevision, type RecordedEvent } from '../core/event-store/port.js';
 import { randomUuid } from '../core/ids.js';
 import { streams } from '../core/streams.js';
 import type { DeviceIdentity } from './protocol.js';
@@ -28,6 +29,11 @@ export class DeviceDirectory {
   private readonly authCodes = new Map<string, { hash: string | null; revision: bigint }>();
   /** device id → protocol it is bound to (a binding never changes, so it is cached for good). */
   private readonly bound = new Map<string, DeviceProtocol>();
+  /**
+   * device id → the last revision of its stream when a login read it whole and found no binding.
+   * The binding that follows appends on that revision, so it needs no read of its own; taken once.
+   */
+  private readonly unboundAt = new Map<string, bigint>();
 
   constructor(
     private readonly store: EventStore,
@@ -77,8 +83,14 @@ export class DeviceDirectory {
   private async liveClaim(stream: string): Promise<DeviceClaim | null> {
     const [last] = await this.store.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
     if (last?.type !== 'ImeiClaimed' && last?.type !== 'TerminalClaimed') return null;
-    const [registered] = await this.store.readStream(streams.device(last.data.device_id), { maxCount: 1 });
-    return registered?.type === 'DeviceRegistered' ? last.data : null;
+    const deviceId = last.data.device_id;
+    // A page rather than the first event alone: the binding the login asks for next is in it.
+    const page = await this.store.readStream(streams.device(deviceId), { maxCount: PAGE });
+    if (page[0]?.type !== 'DeviceRegistered') return null;
+    const binding = bindingIn(page);
+    if (binding) this.remember(this.bound, deviceId, binding);
+    else if (page.length < PAGE) this.remember(this.unboundAt, deviceId, page[page.length - 1]!.revision);
+    return last.data;
   }
 
   /** Records a new auth code for the device (it replaces every earlier one). */
@@ -119,45 +131,56 @@ export class DeviceDirectory {
   }
 
   /**
-   * The protocol the device may log in with: the one of its registration, else the one of
-   * its first connection; null when neither is known yet.
-   */
-  async boundProtocol(claim: DeviceClaim): Promise<DeviceProtocol | null> {
-    if (claim.protocol) return claim.protocol;
-    const cached = this.bound.get(claim.device_id);
-    if (cached) return cached;
-    const found = await this.firstBinding(claim.device_id);
-    if (found) this.remember(this.bound, claim.device_id, found);
-    return found;
-  }
-
-  /**
-   * Binds an unbound device to `protocol` and returns the protocol it is bound to. Two nodes
+   * The protocol the device may log in with: the one of its registration, else the one of its
+   * first connection, which binds an unbound device to `protocol` now. Two nodes
    * may bind at the same moment: the first `DeviceProtocolBound` (or a protocol in
    * `DeviceRegistered`) in the stream is the binding, so both agree on the winner.
    */
   async bindProtocol(claim: DeviceClaim, protocol: DeviceProtocol, now: number): Promise<DeviceProtocol> {
-    const known = await this.boundProtocol(claim);
-    if (known) return known;
-    await this.store.appendToStream(streams.device(claim.device_id), [
-      { id: randomUuid(), type: 'DeviceProtocolBound', data: { device_id: claim.device_id, customer_id: claim.customer_id, protocol, bound_at: now } },
-    ]);
-    const winner = (await this.firstBinding(claim.device_id)) ?? protocol;
-    this.remember(this.bound, claim.device_id, winner);
-    return winner;
+    if (claim.protocol) return claim.protocol;
+    const cached = this.bound.get(claim.device_id);
+    if (cached) return cached;
+    const stream = streams.device(claim.device_id);
+    const bound: EventToAppend = {
+      id: randomUuid(),
+      type: 'DeviceProtocolBound',
+      data: { device_id: claim.device_id, customer_id: claim.customer_id, protocol, bound_at: now },
+    };
+    const seen = this.unboundAt.get(claim.device_id);
+    this.unboundAt.delete(claim.device_id);
+    const known = seen === undefined ? await this.firstBinding(claim.device_id) : { protocol: null, lastRevision: seen };
+    if (known.protocol) return this.remembered(claim.device_id, known.protocol);
+    // Unbound as of that revision: appended on it, the binding is the stream's first, with no read to check.
+    try {
+      await this.store.appendToStream(stream, [bound], { expectedRevision: known.lastRevision });
+      return this.remembered(claim.device_id, protocol);
+    } catch (err) {
+      if (!(err instanceof WrongExpectedRevisionError)) throw err;
+    }
+    // The stream grew meanwhile (another node, or another event of the device): whoever bound first wins.
+    const again = await this.firstBinding(claim.device_id);
+    if (again.protocol) return this.remembered(claim.device_id, again.protocol);
+    await this.store.appendToStream(stream, [bound]);
+    return this.remembered(claim.device_id, (await this.firstBinding(claim.device_id)).protocol ?? protocol);
   }
 
-  /** The first protocol binding in the device stream (read forwards: it sits near the start). */
-  private async firstBinding(deviceId: string): Promise<DeviceProtocol | null> {
-    let from = 0n;
+  private remembered(deviceId: string, protocol: DeviceProtocol): DeviceProtocol {
+    this.remember(this.bound, deviceId, protocol);
+    return protocol;
+  }
+
+  /**
+   * The first protocol binding in the device stream (read forwards: it sits near the start),
+   * and the revision the stream was read up to (what a binding appended next expects).
+   */
+  private async firstBinding(deviceId: string): Promise<{ protocol: DeviceProtocol | null; lastRevision: ExpectedRevision }> {
+    let lastRevision: ExpectedRevision = 'no_stream';
     for (;;) {
+      const from = lastRevision === 'no_stream' ? 0n : (lastRevision as bigint) + 1n;
       const page: RecordedEvent[] = await this.store.readStream(streams.device(deviceId), { fromRevision: from, maxCount: PAGE });
-      for (const e of page) {
-        if (e.type === 'DeviceRegistered' && e.data.protocol) return e.data.protocol;
-        if (e.type === 'DeviceProtocolBound') return e.data.protocol;
-      }
-      if (page.length < PAGE) return null;
-      from = page[page.length - 1]!.revision + 1n;
+      if (page.length > 0) lastRevision = page[page.length - 1]!.revision;
+      const protocol = bindingIn(page);
+      if (protocol || page.length < PAGE) return { protocol, lastRevision };
     }
   }
 
@@ -165,6 +188,15 @@ export class DeviceDirectory {
     if (map.size >= MAX_CACHED_DEVICES && !map.has(key)) map.clear();
     map.set(key, value);
   }
+}
+
+/** The protocol a page of a device stream binds the device to, if it holds the binding. */
+function bindingIn(page: readonly RecordedEvent[]): DeviceProtocol | null {
+  for (const e of page) {
+    if (e.type === 'DeviceRegistered' && e.data.protocol) return e.data.protocol;
+    if (e.type === 'DeviceProtocolBound') return e.data.protocol;
+  }
+  return null;
 }
 
 function sha256(text: string): string {
