@@ -47,12 +47,25 @@ const writer = new LogWriter(db);
 let queued: WireAppend[] = [];
 let commitScheduled = false;
 let closeRequested = false;
-/** A quiet log's whole tail goes into the index, a step per turn (while steps come out full) so appends arriving meanwhile go first. */
+/** The whole tail goes into the index, a step per turn (while steps come out full) so appends arriving meanwhile go first. */
 function drainIndex(): void {
   if (!closeRequested && writer.flushIndexIfDue(1) >= INDEX_FLUSH_STEP) setImmediate(drainIndex);
 }
-const indexTimer = setInterval(drainIndex, indexFlushIntervalMs);
-drainIndex();
+/**
+ * Only writers that append keep the stream index. An index step holds the write lock, and
+ * under `fleet start` every thread's store has a writer: when each of them drained the tail
+ * every second, the gateway's commits queued behind the other threads' steps. So a writer
+ * indexes what an earlier run left before its own first append; after a commit of its own
+ * once the tail is INDEX_FLUSH_EVENTS long (flushIndexIfDue); and a shorter tail once the
+ * log has gone quiet (nothing appended since its last tick).
+ */
+let endAtLastTick = -1;
+const indexTimer = setInterval(() => {
+  if (!checkpointer) return; // this writer has never appended
+  const end = writer.index.lastPosition();
+  if (end === endAtLastTick) drainIndex();
+  endAtLastTick = end;
+}, indexFlushIntervalMs);
 
 /** Runs after every message that arrived in this turn has been queued. */
 function commitQueued(): void {
@@ -60,6 +73,7 @@ function commitQueued(): void {
   const batch = queued;
   queued = [];
   if (batch.length > 0) {
+    if (!checkpointer) while (writer.flushIndexIfDue(1) >= INDEX_FLUSH_STEP); // what an earlier run left
     let reply: WriterReply;
     try {
       reply = { count: batch.length, outcomes: encodeOutcomes(writer.writeBatch(batch)) };
