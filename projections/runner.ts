@@ -25,6 +25,13 @@ import type { DerivedEvent, EventHandler, Projection } from './projection.js';
  * events/s at 10,000, 86-91k at 1,000-4,000).
  */
 const BATCH = 4_000;
+/**
+ * A batch that failed (SQLite busy past its timeout under a checkpoint, a full disk) is tried
+ * again from the checkpoint after this long, doubling while it keeps failing up to RETRY_MAX_MS:
+ * the read models fall behind and catch up, instead of stopping for good until a restart.
+ */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 10_000;
 const CHECKPOINT = 'read-models';
 
 /**
@@ -103,6 +110,10 @@ export class ProjectionRunner {
   private nextCatchUp: Promise<void> | null = null;
   private waiters: Array<{ position: LogPosition; resolve: () => void }> = [];
   private running: Promise<void> | null = null;
+  /** How long the last failure waits before following the log again (0: the last batch applied). */
+  private retryDelayMs = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
   private readonly saveCheckpoint: Database.Statement;
   private readonly applyBatch: (events: RecordedEvent[]) => void;
   private readonly outbox: { insert: Database.Statement; pending: Database.Statement; remove: Database.Statement };
@@ -189,15 +200,49 @@ export class ProjectionRunner {
   async start(): Promise<void> {
     await this.flushOutbox();
     await this.catchUp();
-    this.subscription = this.store.subscribeToAll(this.checkpoint ? { after: this.checkpoint } : {});
-    const sub = this.subscription;
+    this.follow();
+  }
+
+  /** Applies what the log receives after the checkpoint, as it arrives. */
+  private follow(): void {
+    const sub = this.store.subscribeToAll(this.checkpoint ? { after: this.checkpoint } : {});
+    this.subscription = sub;
     this.running = (async () => {
       try {
-        for await (const e of sub) this.push(e);
+        for await (const e of sub) {
+          // A failure replaced (or closed) this subscription: what it still delivers is the next one's.
+          if (this.subscription !== sub) break;
+          this.push(e);
+        }
       } catch (err) {
-        this.log.error({ err }, 'projection subscription failed');
+        if (this.subscription === sub) this.failed(err);
       }
     })();
+  }
+
+  /**
+   * A batch failed (rolled back) or the subscription did: what was buffered is dropped (the log
+   * still has it), the subscription closed, and the runner catches up from its checkpoint and
+   * follows the log again after a delay.
+   */
+  private failed(err: unknown): void {
+    if (this.stopped || this.retryTimer) return;
+    this.retryDelayMs = Math.min(RETRY_MAX_MS, this.retryDelayMs === 0 ? RETRY_FIRST_MS : this.retryDelayMs * 2);
+    this.log.error({ err, retry_in_ms: this.retryDelayMs }, 'projection batch failed; following the log again from the checkpoint');
+    if (this.delayedFlush) clearTimeout(this.delayedFlush);
+    this.delayedFlush = null;
+    this.buffer = [];
+    void this.subscription?.close();
+    this.subscription = null;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.catchUp().then(
+        () => {
+          if (!this.stopped) this.follow();
+        },
+        (e: unknown) => this.failed(e),
+      );
+    }, this.retryDelayMs);
   }
 
   /**
@@ -236,7 +281,7 @@ export class ProjectionRunner {
     else if (this.options.liveDelayMs) {
       // Someone waits for an event: no delay for them (read-your-writes).
       if (this.waiters.length > 0) this.flush();
-      else this.delayedFlush ??= setTimeout(() => this.flush(), this.options.liveDelayMs).unref();
+      else this.delayedFlush ??= setTimeout(() => this.flushOrRetry(), this.options.liveDelayMs).unref();
     } else if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flushWhenQuiet());
@@ -255,7 +300,16 @@ export class ProjectionRunner {
       return;
     }
     this.flushScheduled = false;
-    this.flush();
+    this.flushOrRetry();
+  }
+
+  /** A flush from a timer: a failure there has no caller to tell. */
+  private flushOrRetry(): void {
+    try {
+      this.flush();
+    } catch (err) {
+      this.failed(err);
+    }
   }
 
   private flush(): void {
@@ -272,6 +326,7 @@ export class ProjectionRunner {
     const batch = this.checkpoint ? events.filter((e) => comparePositions(e.position, this.checkpoint!) > 0) : events;
     if (batch.length === 0) return;
     this.applyBatch(batch);
+    this.retryDelayMs = 0;
     this.checkpoint = batch[batch.length - 1]!.position;
     void this.flushOutbox();
     this.notifyApplied(batch);
@@ -311,7 +366,7 @@ export class ProjectionRunner {
   /** Resolves once the read models include the event at `position` (read-your-writes for the API). */
   waitFor(position: LogPosition, timeoutMs = 5_000): Promise<void> {
     // A delayed batch is applied at once for a waiter: the delay saves wake-ups, never a reader's time.
-    if (this.delayedFlush) this.flush();
+    if (this.delayedFlush) this.flushOrRetry();
     if (this.checkpoint && comparePositions(position, this.checkpoint) <= 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('read models did not catch up in time')), timeoutMs);
@@ -326,6 +381,9 @@ export class ProjectionRunner {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     await this.subscription?.close();
     await this.running;
     this.flush();

@@ -129,6 +129,52 @@ describe('projection runner', () => {
     db.close();
   });
 
+  for (const [how, options] of [
+    ['as events arrive', {}],
+    ['from a delayed batch (the history)', { liveDelayMs: 20 }],
+  ] as const) {
+    it(`follows the log again from its checkpoint after a batch fails ${how}: no event lost, none applied twice`, async () => {
+      const name = `failing-${options.liveDelayMs ?? 0}`;
+      const store = new SqliteEventStore(join(dir, `${name}.sqlite`), { synchronous: 'OFF' });
+      const db = openReadModelDb(join(dir, `${name}-readmodels.sqlite`));
+      // Fails the first time it meets the marked event, as a write that found the database busy would.
+      let thrown = 0;
+      const failingOnce: Projection = {
+        name: 'failing-once',
+        migrate: applications.migrate,
+        prepare(pdb) {
+          const insert = pdb.prepare('INSERT INTO applied (event_id) VALUES (?)');
+          return (e) => {
+            if ((e.data as { fail?: boolean }).fail && thrown++ === 0) throw new Error('database is locked');
+            insert.run(e.id);
+          };
+        },
+      };
+      const runner = new ProjectionRunner(store, db, [failingOnce], silentLogger, options);
+      await runner.start();
+      const appended: string[] = [];
+      const append = async (data: object) => {
+        const id = randomUuid();
+        appended.push(id);
+        await store.appendToStream('telemetry-dev_1', [{ id, type: 'StatusReported', data: data as never }]);
+      };
+      const applied = () => db.prepare('SELECT event_id FROM applied ORDER BY rowid').pluck().all() as string[];
+      for (let i = 0; i < 3; i++) await append({});
+      await until(() => applied().length === 3, 'the first events applied');
+      await append({ fail: true });
+      for (let i = 0; i < 3; i++) await append({});
+      await until(() => applied().length >= 7, 'every event applied after the failure');
+      expect(thrown).toBe(2); // failed once, applied on the retry
+      // And it keeps following the log afterwards.
+      await append({});
+      await until(() => applied().length >= 8, 'an event after the recovery applied');
+      expect(applied()).toEqual(appended);
+      await runner.stop();
+      await store.close();
+      db.close();
+    });
+  }
+
   it('with a live delay (the history), still applies at once what a caller waits for', async () => {
     const store = new SqliteEventStore(join(dir, 'delayed.sqlite'), { synchronous: 'OFF' });
     const db = openReadModelDb(join(dir, 'delayed-readmodels.sqlite'));
