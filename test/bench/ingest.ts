@@ -117,6 +117,9 @@ function checkpointIn(path: string): number {
   }
 }
 
+/** Far beyond the 2 s target: what the bench waits for read models to catch up before it gives up. */
+const CATCH_UP_LIMIT_MS = 120_000;
+
 async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>): Promise<IngestFigure> {
   const dir = mkdtempSync(join(tmpdir(), `fleet-bench-ingest-${target}-`));
   try {
@@ -167,7 +170,13 @@ async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>
         const stoppedAt = performance.now();
         const atStop = logProgress(dataDir);
         figure.lagAtStop = atStop.head - atStop.applied;
-        while (logProgress(dataDir).applied < atStop.head) await new Promise((r) => setTimeout(r, 50));
+        // Bounded: read models that stopped following the log fail the bench with the platform's log, rather than hang it.
+        while (logProgress(dataDir).applied < atStop.head) {
+          if (performance.now() - stoppedAt > CATCH_UP_LIMIT_MS) {
+            throw new Error(`the read models did not catch up within ${CATCH_UP_LIMIT_MS / 1000} s of the load's end:\n${platform.output().slice(-4000)}`);
+          }
+          await new Promise((r) => setTimeout(r, 50));
+        }
         figure.catchUpS = (performance.now() - stoppedAt) / 1000;
       }
       return figure;
