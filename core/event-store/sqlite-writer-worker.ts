@@ -47,22 +47,12 @@ const writer = new LogWriter(db);
 let queued: WireAppend[] = [];
 let commitScheduled = false;
 let closeRequested = false;
-/** The whole tail goes into the index, a step per turn (while steps come out full) so appends arriving meanwhile go first. */
+/** A quiet log's whole tail goes into the index, a step per turn (while steps come out full) so appends arriving meanwhile go first. */
 function drainIndex(): void {
   if (!closeRequested && writer.flushIndexIfDue(1) >= INDEX_FLUSH_STEP) setImmediate(drainIndex);
 }
-/**
- * Only writers that append keep the stream index: an index step holds the write lock, and
- * under `fleet start` every thread's store has a writer, the history's and the webhooks'
- * only reading the log. A writer indexes what an earlier run left before its own first
- * append, then the tail each tick, and after a commit of its own once the tail is
- * INDEX_FLUSH_EVENTS long (flushIndexIfDue). Waiting for a quiet log before indexing a
- * shorter tail was tried: under the open-loop bench the platform's ack p50 went from
- * 2.6-2.7 ms to 7.0-7.1 ms.
- */
-const indexTimer = setInterval(() => {
-  if (checkpointer) drainIndex(); // else this writer has never appended
-}, indexFlushIntervalMs);
+const indexTimer = setInterval(drainIndex, indexFlushIntervalMs);
+drainIndex();
 
 /** Runs after every message that arrived in this turn has been queued. */
 function commitQueued(): void {
@@ -70,7 +60,6 @@ function commitQueued(): void {
   const batch = queued;
   queued = [];
   if (batch.length > 0) {
-    if (!checkpointer) while (writer.flushIndexIfDue(1) >= INDEX_FLUSH_STEP); // what an earlier run left
     let reply: WriterReply;
     try {
       reply = { count: batch.length, outcomes: encodeOutcomes(writer.writeBatch(batch)) };

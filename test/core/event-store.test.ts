@@ -215,21 +215,6 @@ describe('sqlite stream index', () => {
     await store.close();
   });
 
-  it('leaves the tail to the writers that append: a store that only reads never takes the write lock to index it', async () => {
-    const path = join(dir, 'reader-only.sqlite');
-    // The appending store's own timer would index the quiet tail only in an hour; the reading one's ticks every 20 ms.
-    const appending = new SqliteEventStore(path, { indexFlushIntervalMs: 3_600_000 });
-    const reading = new SqliteEventStore(path, { indexFlushIntervalMs: 20 });
-    const first = await interleave(appending, 'reader-only', 0, 3);
-    expect((await reading.readStream('reader-only-a')).map((e) => e.id)).toEqual(first.a);
-    await new Promise((r) => setTimeout(r, 300));
-    const log = new Database(path, { readonly: true });
-    expect(log.prepare("SELECT value FROM log_state WHERE name = 'indexed_through'").pluck().get()).toBe(0);
-    log.close();
-    await reading.close();
-    await appending.close();
-  });
-
   it('a rolled-back transaction leaves no trace in what the writer knows of the tail', () => {
     const path = join(dir, 'rolled-back.sqlite');
     const wire = (stream: string, ids: string[], data: unknown = '{}'): WireAppend => ({
