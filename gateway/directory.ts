@@ -175,10 +175,13 @@ export class DeviceDirectory {
    */
   private async firstBinding(deviceId: string): Promise<{ protocol: DeviceProtocol | null; lastRevision: ExpectedRevision }> {
     let lastRevision: ExpectedRevision = 'no_stream';
+    let from = 0n;
     for (;;) {
-      const from = lastRevision === 'no_stream' ? 0n : (lastRevision as bigint) + 1n;
       const page: RecordedEvent[] = await this.store.readStream(streams.device(deviceId), { fromRevision: from, maxCount: PAGE });
-      if (page.length > 0) lastRevision = page[page.length - 1]!.revision;
+      if (page.length > 0) {
+        lastRevision = page[page.length - 1]!.revision;
+        from = lastRevision + 1n;
+      }
       const protocol = bindingIn(page);
       if (protocol || page.length < PAGE) return { protocol, lastRevision };
     }

@@ -232,7 +232,8 @@ export class ProjectionRunner {
     if (this.delayedFlush) clearTimeout(this.delayedFlush);
     this.delayedFlush = null;
     this.buffer = [];
-    void this.subscription?.close();
+    // Closing a broken subscription may fail too; nothing is left to do with it then.
+    this.subscription?.close().catch((closeErr: unknown) => this.log.warn({ err: closeErr }, 'closing the failed subscription failed'));
     this.subscription = null;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
