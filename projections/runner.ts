@@ -199,8 +199,26 @@ export class ProjectionRunner {
   /** Starts following the log; returns once history up to now is applied. */
   async start(): Promise<void> {
     await this.flushOutbox();
-    await this.catchUp();
-    this.follow();
+    await this.catchUpAtStart();
+    if (!this.stopped) this.follow();
+  }
+
+  /**
+   * A database found busy past its timeout (a long checkpoint, a backup or an operator's
+   * session holding the write lock) is waited out, with the live path's delays; any other
+   * failure (a full disk, a damaged file) fails the start, so the process stops with it.
+   */
+  private async catchUpAtStart(): Promise<void> {
+    for (let delayMs = RETRY_FIRST_MS; ; delayMs = Math.min(RETRY_MAX_MS, delayMs * 2)) {
+      try {
+        return await this.catchUp();
+      } catch (err) {
+        if (!isBusy(err) || this.stopped) throw err;
+        this.log.warn({ err, retry_in_ms: delayMs }, 'the read-model database is busy at start; catching up again');
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        if (this.stopped) return;
+      }
+    }
   }
 
   /** Applies what the log receives after the checkpoint, as it arrives. */
@@ -390,4 +408,10 @@ export class ProjectionRunner {
     this.flush();
     await this.outboxFlushing;
   }
+}
+
+/** SQLITE_BUSY or SQLITE_LOCKED, extended codes included: another connection holds the lock. */
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 }

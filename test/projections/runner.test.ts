@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type EventStore, positionToString } from '../../core/event-store/port.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
@@ -174,6 +175,52 @@ describe('projection runner', () => {
       db.close();
     });
   }
+
+  it('starts once a database another connection keeps locked past its busy timeout is free again', async () => {
+    const store = new SqliteEventStore(join(dir, 'locked-at-start.sqlite'), { synchronous: 'OFF' });
+    const appended: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const id = randomUuid();
+      appended.push(id);
+      await store.appendToStream('telemetry-dev_1', [{ id, type: 'StatusReported', data: {} as never }]);
+    }
+    const path = join(dir, 'locked-at-start-readmodels.sqlite');
+    const db = openReadModelDb(path);
+    db.pragma('busy_timeout = 20');
+    const runner = new ProjectionRunner(store, db, [applications], silentLogger);
+    // An operator's session (or a backup) holding the write lock: the first catch-up finds the database busy.
+    const holder = new Database(path);
+    holder.exec('BEGIN IMMEDIATE');
+    let released = false;
+    const release = setTimeout(() => {
+      holder.exec('COMMIT');
+      released = true;
+    }, 150);
+    await runner.start();
+    expect(released).toBe(true);
+    expect(db.prepare('SELECT event_id FROM applied ORDER BY rowid').pluck().all()).toEqual(appended);
+    clearTimeout(release);
+    holder.close();
+    await runner.stop();
+    await store.close();
+    db.close();
+  });
+
+  it('fails its start on an error that waiting does not cure', async () => {
+    const store = new SqliteEventStore(join(dir, 'broken-at-start.sqlite'), { synchronous: 'OFF' });
+    await store.appendToStream('telemetry-dev_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
+    const db = openReadModelDb(join(dir, 'broken-at-start-readmodels.sqlite'));
+    const broken: Projection = {
+      name: 'broken',
+      migrate: () => undefined,
+      prepare: () => () => {
+        throw new Error('no such table: gone');
+      },
+    };
+    await expect(new ProjectionRunner(store, db, [broken], silentLogger).start()).rejects.toThrow('no such table: gone');
+    await store.close();
+    db.close();
+  });
 
   it('with a live delay (the history), still applies at once what a caller waits for', async () => {
     const store = new SqliteEventStore(join(dir, 'delayed.sqlite'), { synchronous: 'OFF' });
