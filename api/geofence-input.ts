@@ -3,7 +3,11 @@
  * into every problem found, each with a pointer: which position is off the
  * globe, which ring is open, where edges cross.
  */
-import { area, booleanPointInPolygon, circle, kinks } from '@turf/turf';
+// Turf's own modules (see projections/geofences/fence.ts: the whole bundle is slow to load).
+import { area } from '@turf/area';
+import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
+import { circle } from '@turf/circle';
+import { kinks } from '@turf/kinks';
 import type { GeofenceShape } from '../core/commands/geofences.js';
 import type { FieldError } from './problem.js';
 import type { CreateGeofenceBody } from './schemas/geofences.js';

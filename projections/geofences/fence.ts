@@ -7,7 +7,8 @@
  * (raster.ts) whose cells no edge comes near. Only points in a cell an edge
  * crosses reach Turf.
  */
-import { booleanPointInPolygon } from '@turf/turf';
+// Turf's own module for the one function: the whole @turf/turf bundle takes about 200 ms to load, in every thread that imports it.
+import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import type { GeofenceCreated } from '../../core/events.js';
 import { flattenPolygon, type FlatRing } from './flat-rings.js';
 import { EDGE, INSIDE, cellOf, rasterize, type Raster } from './raster.js';
