@@ -17,10 +17,13 @@ export function countAppends(store: EventStore): { store: EventStore; counts: Ap
   const counts: AppendCounts = { appends: 0, events: 0, failures: 0 };
   const counted: EventStore = {
     async appendToStream(stream, events, options) {
+      // Only the count outlives the call: held until the commit, the events (and a gateway frame's decoded
+      // records) were still alive at every young-generation collection meanwhile, and each one copied them.
+      const eventCount = events.length;
       try {
         const result = await store.appendToStream(stream, events, options);
         counts.appends += 1;
-        counts.events += events.length;
+        counts.events += eventCount;
         return result;
       } catch (err) {
         counts.failures += 1;
