@@ -29,12 +29,15 @@ export function makeSqliteFilesPrivate(path: string): void {
 /**
  * Opens (creating) a SQLite file in WAL mode, its directory and files private;
  * `:memory:` for tests. Durability (`synchronous`) is the caller's to choose.
+ * `pageSize` applies to a file created now: an existing database keeps its own
+ * (a database in WAL mode cannot change it).
  */
-export function openPrivateSqlite(path: string): Database.Database {
+export function openPrivateSqlite(path: string, options: { pageSize?: number } = {}): Database.Database {
   if (path === ':memory:') return new Database(path);
   ensurePrivateDir(dirname(path));
   const db = new Database(path);
   makeSqliteFilesPrivate(path);
+  if (options.pageSize !== undefined) db.pragma(`page_size = ${options.pageSize}`);
   db.pragma('journal_mode = WAL');
   return db;
 }

@@ -66,9 +66,19 @@ export interface SqliteLogOptions {
   synchronous?: 'FULL' | 'NORMAL' | 'OFF';
 }
 
+/**
+ * Pages of a log created now. A commit writes each page it changed to the WAL, a frame
+ * (and a write call) each; appends change the last pages of the events table and of
+ * its id index, so larger pages mean fewer frames per commit. In the closed-loop ingest
+ * bench the gateway role acked 86-92k records/s with 16 KB pages against 76-79k with
+ * SQLite's 4 KB (8 KB: 85-87k; 32 KB: 90-91k), with no loss in the open loop (ack p99
+ * 6.6-7.2 ms against 8.4-9.7) or in a rebuild. A log created with other pages keeps them.
+ */
+const LOG_PAGE_SIZE = 16_384;
+
 /** Opens (and creates, or migrates) the log file in WAL mode. */
 export function openLog(path: string, options: SqliteLogOptions = {}): Database.Database {
-  const db = openPrivateSqlite(path);
+  const db = openPrivateSqlite(path, { pageSize: LOG_PAGE_SIZE });
   db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
   db.pragma('busy_timeout = 5000');
   // Keep the pages appends touch in memory. No connection checkpoints the WAL when it commits: the writer's

@@ -128,6 +128,42 @@ describe.each(Object.entries(EARLIER_LAYOUTS))('sqlite log in an earlier layout 
   });
 });
 
+describe('sqlite log pages', () => {
+  const customer = (id: string) => ({ id, type: 'CustomerCreated' as const, data: { customer_id: id, name: id, plan: 'pro' as const, created_at: 0 } });
+  const pageSize = (path: string) => {
+    const db = new Database(path, { readonly: true });
+    try {
+      return db.pragma('page_size', { simple: true });
+    } finally {
+      db.close();
+    }
+  };
+
+  it('creates a new log with 16 KB pages', async () => {
+    const path = join(dir, 'pages-new.sqlite');
+    const store = new SqliteEventStore(path);
+    await store.appendToStream('tenant-cus_1', [customer('p1')]);
+    await store.close();
+    expect(pageSize(path)).toBe(16_384);
+  });
+
+  it('keeps the pages of a log created with others, and goes on appending to it', async () => {
+    const path = join(dir, 'pages-old.sqlite');
+    const old = new Database(path);
+    old.pragma('page_size = 4096');
+    old.pragma('journal_mode = WAL');
+    old.exec('CREATE TABLE earlier (x)');
+    old.close();
+    const store = new SqliteEventStore(path);
+    await store.appendToStream('tenant-cus_1', [customer('o1'), customer('o2')]);
+    await store.close();
+    const reopened = new SqliteEventStore(path);
+    expect((await reopened.readStream('tenant-cus_1')).map((e) => e.id)).toEqual(['o1', 'o2']);
+    await reopened.close();
+    expect(pageSize(path)).toBe(4096);
+  });
+});
+
 describe('sqlite stream index', () => {
   const event = (id: string) => ({
     id,
