@@ -102,7 +102,7 @@ export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
   private readonly clock: Clock;
   private readonly writer: Worker;
-  /** Appends made in this turn of the event loop, posted to the writer at its end. */
+  /** Appends made in this turn of the event loop, posted to the writer at its end (or every POST_EVERY_APPENDS). */
   private pending: PendingAppend[] = [];
   private pendingWires: WireAppend[] = [];
   private flushScheduled = false;
