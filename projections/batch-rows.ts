@@ -1,11 +1,19 @@
+/** Rows kept between batches, per BatchRows: a fleet of 50,000 devices' detector states is tens of MB. */
+const KEPT_ROWS_MAX = 50_000;
+
 /**
- * Rows a projection reads and rewrites many times in one batch (a device's
- * latest position, its detector state), kept in memory for the batch: each is
- * read from its table once, and written once, at the batch's end (`flush`,
- * inside the runner's transaction, before the checkpoint moves). Nothing is
- * kept from one batch to the next, so what the tables hold between batches
- * is the whole truth, and a rolled back batch leaves nothing behind
- * (`discard`).
+ * Rows a projection reads and rewrites many times (a device's detector state,
+ * its geofence presence), kept in memory: each is read from its table once,
+ * and written once per batch that changed it, at the batch's end (`flush`,
+ * inside the runner's transaction, before the checkpoint moves).
+ *
+ * They stay in memory after the batch, so the next batch does not read them
+ * back: the runner is the only writer of its read models, and each of these
+ * tables is written through its BatchRows only, so what is kept is what the
+ * table holds. A batch that rolled back drops them all (`discard`), and they
+ * are read again. With a thousand devices a batch of 4,000 events holds about
+ * four of each device's; the read-model replay of such a log (200,000 fixes)
+ * took 2.9-3.2 s instead of 3.4-4.1 s.
  */
 export class BatchRows<K, V> {
   private readonly rows = new Map<K, V | null>();
@@ -39,7 +47,9 @@ export class BatchRows<K, V> {
 
   flush(): void {
     for (const key of this.dirty) this.save(key, this.rows.get(key)!);
-    this.discard();
+    this.dirty.clear();
+    // A bound on memory: past it, rows are read again as they are needed.
+    if (this.rows.size > KEPT_ROWS_MAX) this.rows.clear();
   }
 
   discard(): void {
