@@ -8,12 +8,13 @@ const KEPT_ROWS_MAX = 50_000;
  * inside the runner's transaction, before the checkpoint moves).
  *
  * They stay in memory after the batch, so the next batch does not read them
- * back: the runner is the only writer of its read models, and each of these
- * tables is written through its BatchRows only, so what is kept is what the
- * table holds. A batch that rolled back drops them all (`discard`), and they
- * are read again. With a thousand devices a batch of 4,000 events holds about
- * four of each device's; the read-model replay of such a log (200,000 fixes)
- * took 2.9-3.2 s instead of 3.4-4.1 s.
+ * back: the runner is the only writer of its read models, and every write to
+ * one of these tables goes through its BatchRows (`set`) or is told to it
+ * (`keep`), so what is kept is what the table holds. A batch that rolled back
+ * drops them all (`discard`), and they are read again. With a thousand
+ * devices a batch of 4,000 events holds about four of each device's; the
+ * read-model replay of such a log (200,000 fixes) took 2.9-3.3 s instead of
+ * 3.4-4.1 s.
  */
 export class BatchRows<K, V> {
   private readonly rows = new Map<K, V | null>();

@@ -105,7 +105,7 @@ export class SqliteEventStore implements EventStore {
   /** Appends made in this turn of the event loop, posted to the writer at its end (or every POST_EVERY_APPENDS). */
   private pending: PendingAppend[] = [];
   private pendingWires: WireAppend[] = [];
-  private flushScheduled = false;
+  private postScheduled = false;
   /** Posted to the writer and not yet committed, in the order the writer commits them. */
   private inFlight: PendingAppend[] = [];
   private writerFailure: Error | null = null;
@@ -180,10 +180,10 @@ export class SqliteEventStore implements EventStore {
       this.pending.push({ stream, expected, resolve, reject });
       this.pendingWires.push(wire);
       if (this.pending.length >= POST_EVERY_APPENDS) this.post();
-      else if (!this.flushScheduled) {
-        this.flushScheduled = true;
+      else if (!this.postScheduled) {
+        this.postScheduled = true;
         setImmediate(() => {
-          this.flushScheduled = false;
+          this.postScheduled = false;
           this.post();
         });
       }
