@@ -32,6 +32,8 @@ const BATCH = 4_000;
  */
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 10_000;
+/** The wait before the next try, after waiting `previousMs` before this one (0: none yet). */
+const nextRetryDelayMs = (previousMs: number): number => (previousMs === 0 ? RETRY_FIRST_MS : Math.min(RETRY_MAX_MS, previousMs * 2));
 const CHECKPOINT = 'read-models';
 
 /**
@@ -209,7 +211,7 @@ export class ProjectionRunner {
    * failure (a full disk, a damaged file) fails the start, so the process stops with it.
    */
   private async catchUpAtStart(): Promise<void> {
-    for (let delayMs = RETRY_FIRST_MS; ; delayMs = Math.min(RETRY_MAX_MS, delayMs * 2)) {
+    for (let delayMs = nextRetryDelayMs(0); ; delayMs = nextRetryDelayMs(delayMs)) {
       try {
         return await this.catchUp();
       } catch (err) {
@@ -245,7 +247,7 @@ export class ProjectionRunner {
    */
   private failed(err: unknown): void {
     if (this.stopped || this.retryTimer) return;
-    this.retryDelayMs = Math.min(RETRY_MAX_MS, this.retryDelayMs === 0 ? RETRY_FIRST_MS : this.retryDelayMs * 2);
+    this.retryDelayMs = nextRetryDelayMs(this.retryDelayMs);
     this.log.error({ err, retry_in_ms: this.retryDelayMs }, 'projection batch failed; following the log again from the checkpoint');
     if (this.delayedFlush) clearTimeout(this.delayedFlush);
     this.delayedFlush = null;
