@@ -61,10 +61,13 @@ export class BatchRows<K, V> {
 
 /**
  * A per-device lookup of the devices and customers read models (driver, speed
- * limit), remembered for the batch. Only the high-volume telemetry events
- * below are known to change neither table's driver or limit: any other event
- * forgets what was remembered (`seen`), so a DeviceUpdated in the middle of a
- * batch is seen by the very next fix, as before.
+ * limit), remembered until an event may have changed it. Only the high-volume
+ * telemetry events below are known to change neither table's driver or limit:
+ * any other event forgets what was remembered (`seen`), so a DeviceUpdated in
+ * the middle of a batch is seen by the very next fix, as before. What is
+ * remembered outlives the batch, as BatchRows' rows do (the runner is the only
+ * writer of these tables, and every event passes `seen` before a lookup); a
+ * batch that rolled back forgets it all (`discard`).
  */
 const KEEPS_DEVICE_LOOKUPS: ReadonlySet<string> = new Set([
   'PositionRecorded',
@@ -97,7 +100,13 @@ export class BatchLookup<V> {
     this.memo.delete(deviceId);
   }
 
-  clear(): void {
+  /** The batch committed: what is remembered still holds (within the bound BatchRows keeps). */
+  flush(): void {
+    if (this.memo.size > KEPT_ROWS_MAX) this.memo.clear();
+  }
+
+  /** The batch rolled back: what it looked up may be gone. */
+  discard(): void {
     this.memo.clear();
   }
 }

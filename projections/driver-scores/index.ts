@@ -70,9 +70,9 @@ export const driverScoresProjection: Projection = {
          ON CONFLICT(driver_id, day, kind) DO UPDATE SET count = count + 1`,
       ),
     };
-    // Driver and speed limit of a device, read once per batch (forgotten when an event may change them).
+    // Driver and speed limit of a device, read once and remembered until an event may change them.
     const context = new BatchLookup(deviceContextLookup(db));
-    // Devices with no stored fix, as far as this batch knows (a driverless vehicle stores none).
+    // Devices with no stored fix, as far as is known (a driverless vehicle stores none; only this projection stores them).
     const noFixes = new BatchLookup((deviceId) => q.any.get(deviceId) === undefined);
 
     const add = (customerId: string, fix: StoredFix, c: Contribution, sign: 1 | -1) => {
@@ -122,12 +122,12 @@ export const driverScoresProjection: Projection = {
       },
       {
         flush() {
-          context.clear();
-          noFixes.clear();
+          context.flush();
+          noFixes.flush();
         },
         discard() {
-          context.clear();
-          noFixes.clear();
+          context.discard();
+          noFixes.discard();
         },
       },
     );

@@ -131,11 +131,11 @@ export const geofencesProjection: Projection = {
     return batchHandler(handle, {
       flush() {
         presences.flush();
-        driverOf.clear();
+        driverOf.flush();
       },
       discard() {
         presences.discard();
-        driverOf.clear();
+        driverOf.discard();
       },
     });
   },

@@ -24,7 +24,7 @@ export const safetyEventsProjection: Projection = {
   },
   prepare(db: Database.Database) {
     const states = detectorStateStore(db);
-    // Driver and speed limit as the read models have them, read once per device and batch.
+    // Driver and speed limit as the read models have them, read once and remembered until an event may change them.
     const context = new BatchLookup(deviceContextLookup(db));
     return batchHandler(
       (e) => {
@@ -45,11 +45,11 @@ export const safetyEventsProjection: Projection = {
       {
         flush() {
           states.flush();
-          context.clear();
+          context.flush();
         },
         discard() {
           states.discard();
-          context.clear();
+          context.discard();
         },
       },
     );

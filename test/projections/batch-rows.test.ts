@@ -2,9 +2,11 @@
  * BatchRows keeps a projection's rows in memory between batches: read from the
  * table once, written once per batch that changed them, and dropped with a batch
  * that rolled back (the table, not the rolled-back value, is read again).
+ * BatchLookup remembers a device's driver and limit the same way, and forgets
+ * them at any event that may change them.
  */
 import { describe, expect, it } from 'vitest';
-import { BatchRows } from '../../projections/batch-rows.js';
+import { BatchLookup, BatchRows } from '../../projections/batch-rows.js';
 
 /** A table as a map, counting the reads and writes BatchRows makes of it. */
 function table(initial: Record<string, number>) {
@@ -70,5 +72,45 @@ describe('BatchRows', () => {
     t.batch.flush();
     expect(t.batch.get('d7')).toBe(7);
     expect(t.calls.loads).toBe(1);
+  });
+});
+
+describe('BatchLookup', () => {
+  function lookup() {
+    const calls: string[] = [];
+    const values = new Map([['dev_a', 50]]);
+    const memo = new BatchLookup<number | null>((deviceId) => {
+      calls.push(deviceId);
+      return values.get(deviceId) ?? null;
+    });
+    return { calls, values, memo };
+  }
+
+  it('looks a device up once across batches while only telemetry is seen', () => {
+    const l = lookup();
+    l.memo.seen('PositionRecorded');
+    expect(l.memo.get('dev_a')).toBe(50);
+    l.memo.flush();
+    l.memo.seen('AlarmReported');
+    expect(l.memo.get('dev_a')).toBe(50);
+    expect(l.calls).toEqual(['dev_a']);
+  });
+
+  it('forgets at any other event, in this batch or a later one', () => {
+    const l = lookup();
+    expect(l.memo.get('dev_a')).toBe(50);
+    l.memo.flush();
+    l.values.set('dev_a', 90);
+    l.memo.seen('DeviceUpdated');
+    expect(l.memo.get('dev_a')).toBe(90);
+    expect(l.calls).toEqual(['dev_a', 'dev_a']);
+  });
+
+  it('forgets what a rolled-back batch looked up', () => {
+    const l = lookup();
+    expect(l.memo.get('dev_a')).toBe(50);
+    l.memo.discard();
+    expect(l.memo.get('dev_a')).toBe(50);
+    expect(l.calls).toEqual(['dev_a', 'dev_a']);
   });
 });

@@ -311,6 +311,40 @@ describe('deterministic ids', () => {
 });
 
 describe('replay through the runner', () => {
+  it('applies a speed limit set between batches to the next fix (a device\'s limit is remembered across batches only until an event may change it)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-safety-'));
+    const store = new SqliteEventStore(join(dir, 'events.sqlite'), { clock: new ManualClock(T0), synchronous: 'OFF' });
+    try {
+      await store.appendToStream(streams.device(DEVICE), [
+        {
+          id: crypto.randomUUID(),
+          type: 'DeviceRegistered',
+          data: {
+            device_id: DEVICE, customer_id: CUSTOMER, imei: '356307042441013', model: 'FMB920', name: 'Van 7', group_id: null,
+            driver_id: null, terminal_id: null, created_at: T0,
+          },
+        },
+      ]);
+      const append = (events: DetectorEvent[]) => store.appendToStream(streams.telemetry(DEVICE), events.map((e) => ({ ...e, id: crypto.randomUUID() })));
+      await append([fix(0, 120), fix(5, 80)]);
+      // Two events per batch: the fixes above are looked up (no limit) in batches before the update.
+      const runner = new ProjectionRunner(store, openReadModelDb(join(dir, 'rm.sqlite')), readModelProjections(), silentLogger, { maxBatch: 2 });
+      await runner.catchUp();
+      await store.appendToStream(streams.device(DEVICE), [
+        { id: crypto.randomUUID(), type: 'DeviceUpdated', data: { device_id: DEVICE, customer_id: CUSTOMER, changes: { speed_limit_kmh: 90 }, updated_at: T0 + 6000 } },
+      ]);
+      await append([fix(10, 80), fix(15, 100), later(15)]);
+      for (let i = 0; i < 3; i++) await runner.catchUp();
+      const raised = runner.db.prepare("SELECT occurred_at, fields FROM device_events WHERE kind = 'event.overspeed'").all() as Array<{ occurred_at: number; fields: string }>;
+      expect(raised.map((r) => [r.occurred_at - T0, JSON.parse(r.fields)])).toEqual([[15_000, { limit_kmh: 90, delta_kmh: 10 }]]);
+      await runner.stop();
+      runner.db.close();
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('rebuilding the read models from the log derives the same events and appends none', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleet-safety-'));
     const store = new SqliteEventStore(join(dir, 'events.sqlite'), { clock: new ManualClock(T0), synchronous: 'OFF' });
