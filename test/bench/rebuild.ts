@@ -4,6 +4,13 @@
  * roles projections and api) opens it with no read models and builds them
  * from scratch. Reported: events/s from the start of the process until
  * /readyz says the read models have caught up (startup included).
+ *
+ * The log is laid out as a fleet writes it: a thousand devices, each sending a
+ * frame of several records every few seconds, so their fixes interleave in the
+ * log; every record carries the ten IO elements the ingest bench's devices send,
+ * as the Teltonika decoder names them. (A log written one device after another,
+ * with no IO elements, made every device's rows contiguous and rebuilt about
+ * twice as fast as a real log does.)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,34 +27,49 @@ import { streams } from '../../core/streams.js';
 import { platformEnv, startPlatformProcess } from '../support/platform-process.js';
 import { procUsage } from './proc-usage.js';
 
-const DEVICES = 200;
-const BATCH = 500;
+const DEVICES = 1000;
+/** Records per frame, a second apart; a device's frames are RECORDS_PER_FRAME seconds apart. */
+const RECORDS_PER_FRAME = 5;
+/** Km/h at second `i`: between 40 and 60, changing by under a km/h a second. */
+const speed = (i: number): number => Math.round(50 + 10 * Math.sin(i / 60));
 
 async function writeLog(path: string, events: number): Promise<number> {
   const store = new SqliteEventStore(path, { synchronous: 'OFF' });
   const { customer_id } = await createCustomer(store, systemClock, { name: 'Rebuild Bench', plan: 'enterprise' });
-  const perDevice = Math.ceil(events / DEVICES);
-  const t0 = Date.now() - perDevice * 10_000 - 3_600_000;
-  let written = 0;
+  const deviceIds: string[] = [];
   for (let d = 0; d < DEVICES; d++) {
     const { device_id } = await registerDevice(store, systemClock, { customer_id, imei: imeiFrom(`35209809${String(d).padStart(6, '0')}`), model: 'FMB920' });
-    for (let from = 0; from < perDevice; from += BATCH) {
+    deviceIds.push(device_id);
+  }
+  const frames = Math.ceil(events / (DEVICES * RECORDS_PER_FRAME));
+  const t0 = Date.now() - frames * RECORDS_PER_FRAME * 1000 - 3_600_000;
+  let written = 0;
+  for (let f = 0; f < frames; f++) {
+    // One frame from every device, appended together as the gateway's group commit would.
+    const appends = deviceIds.map((device_id, d) => {
       const batch: Array<EventToAppend<PositionRecorded>> = [];
-      for (let i = from; i < Math.min(perDevice, from + BATCH); i++) {
-        const t = t0 + i * 10_000;
+      for (let r = 0; r < RECORDS_PER_FRAME; r++) {
+        const i = f * RECORDS_PER_FRAME + r;
+        const t = t0 + i * 1000 + d;
         batch.push({
           id: randomUuid(),
           type: 'PositionRecorded',
           data: {
             device_id, customer_id, protocol: 'teltonika', fix_time: t, received_at: t + 500, valid: true,
-            lat: 56.9 + d * 0.001 + i * 0.0001, lng: 24.1 + (i % 50) * 0.0001, speed_kmh: 40 + (i % 20), heading_deg: 0,
-            altitude_m: 20, satellites: 9, ignition: true, odometer_m: i * 100, attributes: {},
+            // Cruising: speed and heading drift slowly, as on a road (no harsh manoeuvre for the detectors to raise).
+            lat: 56.9 + d * 0.001 + i * 0.00002, lng: 24.1 + (i % 50) * 0.0001, speed_kmh: speed(i), heading_deg: 90,
+            altitude_m: 21, satellites: 11, ignition: true, odometer_m: i * 15,
+            attributes: {
+              priority: 0, event_io: 0, io239: 1, io240: 1, io21: 4, io69: 1, io66: 13_800, io67: 4_100, io24: speed(i), io181: 9,
+              io16: i * 15, io199: 15,
+            },
           },
         });
       }
-      await store.appendToStream(streams.telemetry(device_id), batch);
-      written += batch.length;
-    }
+      return store.appendToStream(streams.telemetry(device_id), batch);
+    });
+    await Promise.all(appends);
+    written += DEVICES * RECORDS_PER_FRAME;
   }
   await store.close();
   return written;
