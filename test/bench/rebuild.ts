@@ -56,8 +56,8 @@ async function writeLog(path: string, events: number): Promise<number> {
           type: 'PositionRecorded',
           data: {
             device_id, customer_id, protocol: 'teltonika', fix_time: t, received_at: t + 500, valid: true,
-            // Cruising: speed and heading drift slowly, as on a road (no harsh manoeuvre for the detectors to raise).
-            lat: 56.9 + d * 0.001 + i * 0.00002, lng: 24.1 + (i % 50) * 0.0001, speed_kmh: speed(i), heading_deg: 90,
+            // Cruising north at about 40 km/h: speed drifts slowly, the heading holds (no harsh manoeuvre for the detectors).
+            lat: 56.9 + i * 0.0001, lng: 24.1 + d * 0.001, speed_kmh: speed(i), heading_deg: 0,
             altitude_m: 21, satellites: 11, ignition: true, odometer_m: i * 15,
             attributes: {
               priority: 0, event_io: 0, io239: 1, io240: 1, io21: 4, io69: 1, io66: 13_800, io67: 4_100, io24: speed(i), io181: 9,
