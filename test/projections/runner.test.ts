@@ -268,4 +268,69 @@ describe('projection runner', () => {
     reopened.close();
     await store.close();
   });
+
+  it('appends the derived events of a batch together, one append per stream in the order raised, and keeps them for a retry when one fails', async () => {
+    const store = new SqliteEventStore(join(dir, 'outbox.sqlite'), { synchronous: 'OFF' });
+    // Derives two events from each event of `source-1`, to the stream its data names.
+    const deriving: Projection = {
+      name: 'deriving',
+      migrate: () => undefined,
+      prepare: () => (e) => {
+        if (e.stream !== 'source-1') return;
+        const { to } = e.data as unknown as { to: string };
+        return [1, 2].map((n) => ({ stream: to, event: { id: `${e.id.slice(0, -1)}${n}`, type: 'StatusReported', data: { from: e.id, n } as never } }));
+      },
+    };
+    const sources = ['derived-a', 'derived-b', 'derived-a', 'derived-c'];
+    for (const to of sources) await store.appendToStream('source-1', [{ id: randomUuid().slice(0, -1) + '0', type: 'StatusReported', data: { to } as never }]);
+    // Appends are held until released: how many are in flight at once is what the store could commit together.
+    let failNext = true;
+    const calls: Array<{ stream: string; n: number[] }> = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const gated = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop !== 'appendToStream') return Reflect.get(target, prop, receiver) as unknown;
+        return async (...args: Parameters<EventStore['appendToStream']>) => {
+          calls.push({ stream: args[0], n: args[1].map((e) => (e.data as unknown as { n: number }).n) });
+          maxInFlight = Math.max(maxInFlight, ++inFlight);
+          await released;
+          inFlight--;
+          if (args[0] === 'derived-b' && failNext) {
+            failNext = false;
+            throw new Error('the store refused this append');
+          }
+          return target.appendToStream(...args);
+        };
+      },
+    });
+    const db = openReadModelDb(join(dir, 'outbox-readmodels.sqlite'));
+    const runner = new ProjectionRunner(gated, db, [deriving], silentLogger);
+    const first = runner.catchUp();
+    await until(() => calls.length === 3);
+    // All three streams' appends were issued before any of them finished, each stream's events in one append.
+    expect(maxInFlight).toBe(3);
+    expect(calls).toEqual([
+      { stream: 'derived-a', n: [1, 2, 1, 2] },
+      { stream: 'derived-b', n: [1, 2] },
+      { stream: 'derived-c', n: [1, 2] },
+    ]);
+    release();
+    await first;
+    // One append failed: the whole read stayed in the outbox, and the catch-up's next batch appended it again.
+    expect(calls.slice(3).map((c) => c.stream)).toEqual(['derived-a', 'derived-b', 'derived-c']);
+    expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
+    // Ids are the same each time, so the events appended twice are in the log once.
+    const derived = (await store.readAll()).filter((e) => e.stream.startsWith('derived-'));
+    expect(derived.map((e) => [e.stream, (e.data as unknown as { n: number }).n])).toEqual([
+      ['derived-a', 1], ['derived-a', 2], ['derived-a', 1], ['derived-a', 2],
+      ['derived-c', 1], ['derived-c', 2],
+      ['derived-b', 1], ['derived-b', 2],
+    ]);
+    await runner.stop();
+    db.close();
+    await store.close();
+  });
 });
