@@ -1,4 +1,4 @@
-/** Rows kept between batches, per BatchRows: a fleet of 50,000 devices' detector states is tens of MB. */
+/** Rows (or lookups) kept between batches, per BatchRows or BatchLookup: a fleet of 50,000 devices' detector states is tens of MB. */
 const KEPT_ROWS_MAX = 50_000;
 
 /**
@@ -64,7 +64,7 @@ export class BatchRows<K, V> {
  * limit), remembered until an event may have changed it. Only the high-volume
  * telemetry events below are known to change neither table's driver or limit:
  * any other event forgets what was remembered (`seen`), so a DeviceUpdated in
- * the middle of a batch is seen by the very next fix, as before. What is
+ * the middle of a batch is seen by the very next fix. What is
  * remembered outlives the batch, as BatchRows' rows do (the runner is the only
  * writer of these tables, and every event passes `seen` before a lookup); a
  * batch that rolled back forgets it all (`discard`).
@@ -100,7 +100,7 @@ export class BatchLookup<V> {
     this.memo.delete(deviceId);
   }
 
-  /** The batch committed: what is remembered still holds (within the bound BatchRows keeps). */
+  /** The batch committed: what is remembered still holds (up to KEPT_ROWS_MAX devices). */
   flush(): void {
     if (this.memo.size > KEPT_ROWS_MAX) this.memo.clear();
   }

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type EventStore, positionToString } from '../../core/event-store/port.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
-import { randomUuid } from '../../core/ids.js';
+import { contentUuid, randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Projection } from '../../projections/projection.js';
 import { until } from '../support/wait.js';
@@ -271,18 +271,18 @@ describe('projection runner', () => {
 
   it('appends the derived events of a batch together, one append per stream in the order raised, and keeps them for a retry when one fails', async () => {
     const store = new SqliteEventStore(join(dir, 'outbox.sqlite'), { synchronous: 'OFF' });
-    // Derives two events from each event of `source-1`, to the stream its data names.
+    // Derives two events from each event of `source-1`, to the stream its data names, with ids derived from their cause.
     const deriving: Projection = {
       name: 'deriving',
       migrate: () => undefined,
       prepare: () => (e) => {
         if (e.stream !== 'source-1') return;
         const { to } = e.data as unknown as { to: string };
-        return [1, 2].map((n) => ({ stream: to, event: { id: `${e.id.slice(0, -1)}${n}`, type: 'StatusReported', data: { from: e.id, n } as never } }));
+        return [1, 2].map((n) => ({ stream: to, event: { id: contentUuid('test-derived', e.id, String(n)), type: 'StatusReported', data: { from: e.id, n } as never } }));
       },
     };
     const sources = ['derived-a', 'derived-b', 'derived-a', 'derived-c'];
-    for (const to of sources) await store.appendToStream('source-1', [{ id: randomUuid().slice(0, -1) + '0', type: 'StatusReported', data: { to } as never }]);
+    for (const to of sources) await store.appendToStream('source-1', [{ id: randomUuid(), type: 'StatusReported', data: { to } as never }]);
     // Appends are held until released: how many are in flight at once is what the store could commit together.
     let failNext = true;
     const calls: Array<{ stream: string; n: number[] }> = [];
