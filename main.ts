@@ -127,7 +127,9 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
     };
     // Projection batches and API requests share this thread: checkpoints (and their fsync) run beside it.
     readModelCheckpointer = checkpointInBackground(db);
-    runner = new ProjectionRunner(store, db, readModelProjections(), log.child({ role: 'projections' }));
+    // Batches of 16,000 while it catches up at start (the API is built after): a replay of 500,000 fixes of
+    // 1000 devices took 5.2-5.4 s in this thread alone, against 5.7-6.2 s in the live path's 4,000.
+    runner = new ProjectionRunner(store, db, readModelProjections(), log.child({ role: 'projections' }), { startBatch: 16_000 });
     // The history catches up beside the other read models: a replay or a backlog is applied on two cores.
     const historyStarting = historyThread ?? inProcessHistory();
     // Awaited after this thread's own catch-up: a failure meanwhile is not unhandled.

@@ -93,6 +93,13 @@ export interface RunnerOptions {
    * of at every commit notice. `waitFor` does not wait for it.
    */
   liveDelayMs?: number;
+  /**
+   * Events applied in one transaction while `start()` catches up (maxBatch by default): a
+   * runner whose thread serves nothing else until it has caught up takes larger batches.
+   */
+  startBatch?: number;
+  /** Called before each batch is applied with its number of events (the history sizes its page cache for it). */
+  beforeBatch?: (events: number) => void;
 }
 
 export class ProjectionRunner {
@@ -223,7 +230,7 @@ export class ProjectionRunner {
   private async catchUpAtStart(): Promise<void> {
     for (let delayMs = nextRetryDelayMs(0); ; delayMs = nextRetryDelayMs(delayMs)) {
       try {
-        return await this.catchUp();
+        return await this.queueCatchUp(this.options.startBatch ?? this.maxBatch);
       } catch (err) {
         if (!isBusy(err) || this.stopped) throw err;
         this.log.warn({ err, retry_in_ms: delayMs }, 'the read-model database is busy at start; catching up again');
@@ -284,19 +291,23 @@ export class ProjectionRunner {
    * burst of unknown credentials costs one catch-up, not one each.
    */
   catchUp(): Promise<void> {
+    return this.queueCatchUp(this.maxBatch);
+  }
+
+  private queueCatchUp(batchSize: number): Promise<void> {
     if (this.nextCatchUp) return this.nextCatchUp;
     const run = this.catchingUp.then(() => {
       this.nextCatchUp = null;
-      return this.catchUpNow();
+      return this.catchUpNow(batchSize);
     });
     this.nextCatchUp = run;
     this.catchingUp = run.catch(() => undefined);
     return run;
   }
 
-  private async catchUpNow(): Promise<void> {
+  private async catchUpNow(batchSize: number): Promise<void> {
     for (;;) {
-      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: this.maxBatch });
+      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: batchSize });
       if (batch.length === 0) return;
       this.apply(batch);
       await this.flushOutbox();
@@ -356,6 +367,7 @@ export class ProjectionRunner {
     // The subscription and a catch-up may both deliver an event: what the checkpoint already covers is skipped.
     const batch = this.checkpoint ? events.filter((e) => comparePositions(e.position, this.checkpoint!) > 0) : events;
     if (batch.length === 0) return;
+    this.options.beforeBatch?.(batch.length);
     this.applyBatch(batch);
     this.retryDelayMs = 0;
     this.checkpoint = batch[batch.length - 1]!.position;

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { PositionRecorded } from '../../core/events.js';
 import { historyItemJson } from '../../api/history-item.js';
 import { historyProjection } from '../../projections/history/index.js';
-import { moveHistoryOut, openHistoryDb } from '../../projections/history/database.js';
+import { historyCacheSizer, moveHistoryOut, openHistoryDb } from '../../projections/history/database.js';
 import { checkpointReader, openReadModelDb } from '../../projections/runner.js';
 import { readModelDb } from '../support/read-model-db.js';
 
@@ -113,6 +113,23 @@ describe('history projection', () => {
       expect(existsSync(olderHistoryPath)).toBe(false);
       readModels.close();
       older.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("sizes its writer's page cache for each batch: a page per fix beyond the base, and the base again after a small batch", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-history-cache-'));
+    try {
+      const db = openHistoryDb(join(dir, 'history.sqlite'));
+      const cachePages = () => db.pragma('cache_size', { simple: true });
+      expect(cachePages()).toBe(4096);
+      const sizeFor = historyCacheSizer(db);
+      sizeFor(16_000);
+      expect(cachePages()).toBeGreaterThanOrEqual(16_000);
+      sizeFor(50);
+      expect(cachePages()).toBe(4096);
+      db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -240,6 +240,26 @@ describe('projection runner', () => {
     db.close();
   });
 
+  it('takes batches of startBatch while it starts, then of maxBatch, telling beforeBatch the size of each', async () => {
+    const store = new SqliteEventStore(join(dir, 'batch-sizes.sqlite'), { synchronous: 'OFF' });
+    const db = openReadModelDb(join(dir, 'batch-sizes-readmodels.sqlite'));
+    const status = () => ({ id: randomUuid(), type: 'StatusReported' as const, data: {} as never });
+    await store.appendToStream('telemetry-dev_1', Array.from({ length: 7 }, status));
+    const sizes: number[] = [];
+    const runner = new ProjectionRunner(store, db, [applications], silentLogger, { maxBatch: 2, startBatch: 5, beforeBatch: (n) => sizes.push(n) });
+    await runner.start();
+    expect(sizes).toEqual([5, 2]);
+    // Whether the subscription or this catch-up applies the three, none comes in more than maxBatch.
+    await store.appendToStream('telemetry-dev_1', Array.from({ length: 3 }, status));
+    await runner.catchUp();
+    expect(sizes.slice(2).reduce((a, b) => a + b, 0)).toBe(3);
+    expect(Math.max(...sizes.slice(2))).toBeLessThanOrEqual(2);
+    expect(db.prepare('SELECT count(*) FROM applied').pluck().get()).toBe(10);
+    await runner.stop();
+    await store.close();
+    db.close();
+  });
+
   it('rebuilds read models written by another version of the projections from the log, and keeps its own', async () => {
     const store = new SqliteEventStore(join(dir, 'versions.sqlite'), { synchronous: 'OFF' });
     const path = join(dir, 'versions-readmodels.sqlite');
