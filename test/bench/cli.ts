@@ -1,10 +1,11 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--open-devices N (0: none)] [--open-duration S] | decode | api [--devices N] [--duration S] [--rounds R] [--only history] | geofences | rebuild [--events N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
+/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--open-devices N (0: none)] [--open-duration S] | decode | api [--devices N] [--duration S] [--rounds R] [--only history] | geofences | rebuild [--events N] | stream-index [--devices N] [--per-stream N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
 import { runGeofenceBench } from './geofences.js';
 import { runIngestBench } from './ingest.js';
 import { runRebuildBench } from './rebuild.js';
+import { runStreamIndexBench } from './stream-index.js';
 import { runWebhookBench } from './webhooks.js';
 
 async function main(): Promise<void> {
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
       'open-devices': { type: 'string' },
       'open-duration': { type: 'string' },
       only: { type: 'string' },
+      'per-stream': { type: 'string' },
     },
   });
   const which = positionals.length > 0 ? positionals : ['decode', 'ingest', 'api'];
@@ -49,7 +51,8 @@ async function main(): Promise<void> {
         overload: Number(values.overload ?? 1),
       });
     } else if (name === 'rebuild') await runRebuildBench(Number(values.events ?? 500_000));
-    else throw new Error(`unknown benchmark ${name}; try ingest, decode, api, geofences, rebuild or webhooks`);
+    else if (name === 'stream-index') runStreamIndexBench(Number(values.devices ?? 15_000), Number(values['per-stream'] ?? 1_500));
+    else throw new Error(`unknown benchmark ${name}; try ingest, decode, api, geofences, rebuild, stream-index or webhooks`);
   }
 }
 

@@ -1,0 +1,115 @@
+/**
+ * The SQLite log's stream index, kept up to date on a fresh log and on an aged one.
+ *
+ * Once a fleet has run for a while, each device's newest index entries sit on a leaf
+ * page of their own, so every index step rewrites one 16 KB leaf per stream it holds.
+ * The ingest bench starts from an empty log and never gets there. This bench fills the
+ * index as a fleet's first half hour would, then appends a tail as an open-loop fleet
+ * sends it (frames of 5 records, one device after another) through the real log writer,
+ * and times the writer's index steps.
+ *
+ * The aged entries are placeholders: they point to positions before the tail, and a
+ * step's cost does not depend on the events they point to. Reported per log: step time
+ * p50 and max (appends wait behind a step), and CPU and WAL bytes per event moved.
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { INDEX_FLUSH_STEP, LogWriter } from '../../core/event-store/sqlite-log-writer.js';
+import { openLog } from '../../core/event-store/sqlite-schema.js';
+import type { WireAppend } from '../../core/event-store/sqlite-wire.js';
+
+const RECORDS_PER_FRAME = 5;
+/** Frames committed together, as the writer's group commit takes them under load. */
+const FRAMES_PER_COMMIT = 200;
+const STEPS = 10;
+
+export interface StreamIndexFigure {
+  entriesPerStream: number;
+  stepP50Ms: number;
+  stepMaxMs: number;
+  cpuUsPerEvent: number;
+  walKbPerEvent: number;
+}
+
+function measure(streams: number, entriesPerStream: number): StreamIndexFigure {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-index-'));
+  try {
+    const path = join(dir, 'events.sqlite');
+    const db = openLog(path);
+    const aged = streams * entriesPerStream;
+    db.transaction(() => {
+      const stream = db.prepare('INSERT INTO streams (id, name) VALUES (?, ?)');
+      const entry = db.prepare('INSERT INTO stream_index (stream_id, revision, position) VALUES (?, ?, ?)');
+      for (let s = 1; s <= streams; s++) stream.run(s, `telemetry-dev${s}`);
+      let position = 0;
+      for (let s = 1; s <= streams; s++) for (let r = 0; r < entriesPerStream; r++) entry.run(s, r, ++position);
+      if (aged > 0) {
+        // The aged part of the log in one row: the tail's positions continue after it.
+        db.prepare("INSERT INTO events (position, event_id, stream_id, revision, type, data, metadata, created) VALUES (?, 'aged', 1, -1, 'Aged', '{}', '{}', 0)").run(aged);
+        db.prepare("UPDATE log_state SET value = ? WHERE name = 'indexed_through'").run(aged);
+      }
+    })();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+
+    const writer = new LogWriter(db);
+    const frames = (STEPS * INDEX_FLUSH_STEP) / RECORDS_PER_FRAME;
+    let next = 0;
+    for (let f = 0; f < frames; f += FRAMES_PER_COMMIT) {
+      const batch: WireAppend[] = [];
+      for (let k = 0; k < FRAMES_PER_COMMIT; k++, next++) {
+        const device = (next % streams) + 1;
+        batch.push({
+          stream: `telemetry-dev${device}`,
+          expected: 'any',
+          created: 0,
+          events: Array.from({ length: RECORDS_PER_FRAME }, (_, i) => ({ id: `e${next}-${i}`, type: 'PositionRecorded', data: '{}', metadata: '{}' })),
+        });
+      }
+      writer.writeBatch(batch);
+    }
+
+    const walBefore = statSync(`${path}-wal`).size;
+    const cpuBefore = process.cpuUsage();
+    const steps: number[] = [];
+    let moved = 0;
+    for (;;) {
+      const started = performance.now();
+      const events = writer.flushIndexIfDue(1);
+      if (events === 0) break;
+      steps.push(performance.now() - started);
+      moved += events;
+    }
+    const cpu = process.cpuUsage(cpuBefore);
+    const walBytes = statSync(`${path}-wal`).size - walBefore;
+    db.close();
+    steps.sort((a, b) => a - b);
+    return {
+      entriesPerStream,
+      stepP50Ms: steps[Math.floor(steps.length / 2)]!,
+      stepMaxMs: steps[steps.length - 1]!,
+      cpuUsPerEvent: (cpu.user + cpu.system) / moved,
+      walKbPerEvent: walBytes / moved / 1024,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function runStreamIndexBench(streams = 15_000, entriesPerStream = 1_500): StreamIndexFigure[] {
+  process.stdout.write(
+    `stream index: ${streams.toLocaleString('en')} streams, a tail of ${(STEPS * INDEX_FLUSH_STEP).toLocaleString('en')} events ` +
+      `(frames of ${RECORDS_PER_FRAME}, one device after another) moved in the writer's steps of ${INDEX_FLUSH_STEP.toLocaleString('en')}\n`,
+  );
+  const figures: StreamIndexFigure[] = [];
+  for (const entries of [0, entriesPerStream]) {
+    const f = measure(streams, entries);
+    const label = entries === 0 ? 'fresh log' : `aged log (${entries.toLocaleString('en')} entries per stream)`;
+    process.stdout.write(
+      `  ${label.padEnd(42)} step p50 ${f.stepP50Ms.toFixed(1)} ms, max ${f.stepMaxMs.toFixed(1)} ms; ` +
+        `per event moved: ${f.cpuUsPerEvent.toFixed(2)} µs CPU, ${f.walKbPerEvent.toFixed(2)} KB of WAL\n`,
+    );
+    figures.push(f);
+  }
+  return figures;
+}
