@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { checkpointInBackground, type WalCheckpointer } from '../wal-checkpointer.js';
-import { INDEX_FLUSH_STEP, LogWriter } from './sqlite-log-writer.js';
+import { LogWriter } from './sqlite-log-writer.js';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 import { decodeBatch, encodeOutcomes, type WireAppend } from './sqlite-wire.js';
 
@@ -49,7 +49,7 @@ let commitScheduled = false;
 let closeRequested = false;
 /** A quiet log's whole tail goes into the index, a step per turn (while steps come out full) so appends arriving meanwhile go first. */
 function drainIndex(): void {
-  if (!closeRequested && writer.flushIndexIfDue(1) >= INDEX_FLUSH_STEP) setImmediate(drainIndex);
+  if (!closeRequested && writer.drainIndexStep()) setImmediate(drainIndex);
 }
 const indexTimer = setInterval(drainIndex, indexFlushIntervalMs);
 drainIndex();

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EsdbEventStore } from '../../core/event-store/esdb.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
-import { LogWriter } from '../../core/event-store/sqlite-log-writer.js';
+import { INDEX_DRAIN_MIN_STEP, INDEX_DRAIN_TARGET_MS, INDEX_FLUSH_EVENTS, INDEX_FLUSH_STEP, LogWriter } from '../../core/event-store/sqlite-log-writer.js';
 import { openLog } from '../../core/event-store/sqlite-schema.js';
 import type { WireAppend } from '../../core/event-store/sqlite-wire.js';
 import { until } from '../support/wait.js';
@@ -276,6 +276,48 @@ describe('sqlite stream index', () => {
     expect(read('fresh')).toEqual([]);
     expect(writer.writeBatch([wire('fresh', ['f2'])])).toEqual([{ ok: true, revision: 0, position: 3 }]);
     expect(read('fresh')).toEqual(['f2']);
+    db.close();
+  });
+
+  it('moves a long tail into the index after commits, and drains the rest in steps sized by how long they take', () => {
+    const path = join(dir, 'index-steps.sqlite');
+    const db = openLog(path);
+    // Each step "takes" what the test says: the clock moves that far between the step's two readings.
+    const clock = { t: 0, stepMs: 0 };
+    const writer = new LogWriter(db, () => (clock.t += clock.stepMs));
+    const streams = 50;
+    // 23,800 events: one step after commits leaves 19,800, room for the twelve drain steps below and 50 more.
+    const perStream = (INDEX_FLUSH_EVENTS + 3_800) / streams;
+    // Interleaved as a fleet writes them: one event per stream in turn.
+    for (let i = 0; i < perStream; i++) {
+      writer.writeBatch(Array.from({ length: streams }, (_, s) => ({
+        stream: `fleet-${s}`, expected: 'any', created: 0,
+        events: [{ id: `fleet-${s}-${i}`, type: 'CustomerCreated', data: '{}', metadata: '{}' }],
+      })));
+    }
+    const total = streams * perStream;
+    const indexedThrough = () => writer.index.indexedThrough();
+    const drained = (steps: number) => Array.from({ length: steps }, () => {
+      const before = indexedThrough();
+      writer.drainIndexStep();
+      return indexedThrough() - before;
+    });
+    // After commits: fixed steps, until the tail is under INDEX_FLUSH_EVENTS.
+    const afterCommits: number[] = [];
+    for (let n = writer.flushIndexIfDue(); n > 0; n = writer.flushIndexIfDue()) afterCommits.push(n);
+    expect(afterCommits).toEqual([INDEX_FLUSH_STEP]);
+    // Slow steps halve the next one, down to the minimum; fast ones double it, up to INDEX_FLUSH_STEP.
+    clock.stepMs = 4 * INDEX_DRAIN_TARGET_MS;
+    expect(drained(6)).toEqual([4000, 2000, 1000, 500, 250, 250]);
+    expect(INDEX_DRAIN_MIN_STEP).toBe(250);
+    clock.stepMs = INDEX_DRAIN_TARGET_MS / 4;
+    expect(drained(6)).toEqual([250, 500, 1000, 2000, 4000, 4000]);
+    // The last step comes out short: the drain stops there (false), with the whole tail indexed.
+    while (writer.drainIndexStep());
+    expect(indexedThrough()).toBe(total);
+    expect(writer.drainIndexStep()).toBe(false);
+    const read = (stream: string) => writer.index.read(stream, { direction: 'forwards', fromRevision: 0, maxCount: perStream + 1 }).map((e) => e.event_id);
+    for (const s of [0, 17, streams - 1]) expect(read(`fleet-${s}`)).toEqual(Array.from({ length: perStream }, (_, i) => `fleet-${s}-${i}`));
     db.close();
   });
 
