@@ -321,6 +321,26 @@ describe('sqlite stream index', () => {
     db.close();
   });
 
+  it('commits index steps without an fsync of their own, and appends with one as before', () => {
+    const path = join(dir, 'index-step-sync.sqlite');
+    const db = openLog(path); // synchronous=FULL
+    const writer = new LogWriter(db);
+    // The connection's durability level whenever a row goes into the log or into the index.
+    db.exec(`CREATE TEMP TABLE levels (kind TEXT, level INTEGER, PRIMARY KEY (kind, level));
+      CREATE TEMP TRIGGER level_of_index_step AFTER INSERT ON main.stream_index
+      BEGIN INSERT OR IGNORE INTO levels SELECT 'index', synchronous FROM pragma_synchronous; END;
+      CREATE TEMP TRIGGER level_of_append AFTER INSERT ON main.events
+      BEGIN INSERT OR IGNORE INTO levels SELECT 'append', synchronous FROM pragma_synchronous; END;`);
+    const append = (i: number) => writer.writeBatch([{ stream: `sync-${i % 3}`, expected: 'any', created: 0, events: [{ id: `sync-${i}`, type: 'CustomerCreated', data: '{}', metadata: '{}' }] }]);
+    for (let i = 0; i < 10; i++) append(i);
+    expect(writer.drainIndexStep()).toBe(false); // the whole tail, in one short step
+    append(10);
+    expect(db.prepare('SELECT kind, level FROM temp.levels ORDER BY kind').raw().all()).toEqual([['append', 2], ['index', 1]]);
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    expect(writer.index.read('sync-1', { direction: 'forwards', fromRevision: 0, maxCount: 10 }).map((e) => e.event_id)).toEqual(['sync-1', 'sync-4', 'sync-7', 'sync-10']);
+    db.close();
+  });
+
   it('a second writer on the same file sees the first one\'s revisions (no stale cache, no lost event)', async () => {
     const path = join(dir, 'two-writers.sqlite');
     const one = new SqliteEventStore(path);
