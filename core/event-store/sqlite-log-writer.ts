@@ -23,12 +23,12 @@ export const INDEX_FLUSH_STEP = 4_000;
  * should hold the commits queued behind it. A step rewrites the index's last leaf page of
  * every stream it holds, and a log that has run a while gives each device's stream a leaf of
  * its own: on an index aged as 15,000 devices' first half hour (npm run bench --
- * stream-index), a step of 4,000 took 25-35 ms, against 1.5-2 ms on a fresh log. A fleet sending
- * rarely puts about one frame per stream in a step whatever its size, so a smaller step costs
- * about the same per event there; the drain halves its step while steps take longer than this,
- * down to INDEX_DRAIN_MIN_STEP, and doubles it back up to INDEX_FLUSH_STEP while they take
- * less than half. Steps after commits (a tail of INDEX_FLUSH_EVENTS or more: a busy fleet,
- * several frames per stream in a step) keep INDEX_FLUSH_STEP.
+ * stream-index), a step of 4,000 took 25-35 ms, against 1.5-2 ms on a fresh log. A fleet
+ * sending rarely puts about one frame per stream in a step whatever its size, so a smaller
+ * step costs about the same per event there. The drain halves its step while steps take
+ * longer than this, down to INDEX_DRAIN_MIN_STEP, and doubles it back up to INDEX_FLUSH_STEP
+ * while they take less than half. Steps after commits (a tail of INDEX_FLUSH_EVENTS or more:
+ * a busy fleet, several frames per stream in a step) keep INDEX_FLUSH_STEP.
  */
 export const INDEX_DRAIN_TARGET_MS = 5;
 export const INDEX_DRAIN_MIN_STEP = 250;
