@@ -1,11 +1,13 @@
 /**
- * Finding a stream's events in the SQLite log: `stream_index` holds (stream, revision) ->
- * position for the log up to `indexed_through`; later events (the tail) are found through
- * `events_tail`, which each connection follows into a map in memory (TailPositions). The
- * writer moves the tail into the index in bulk, sorted by stream, so a thousand streams cost
- * a few pages per stream per flush instead of a page per event. Readers see committed events
- * at once, indexed or not; they read inside one transaction so the index and the tail they
- * combine come from the same snapshot.
+ * Finding a stream's events in the SQLite log: `idx.stream_index` (a file of its own, see
+ * sqlite-schema.ts) holds (stream, revision) -> position for the log up to `indexed_through`;
+ * later events (the tail) are found through `events_tail`, which each connection follows
+ * into a map in memory (TailPositions). The log's upkeep thread moves the tail into the index
+ * in bulk, sorted by stream, so a thousand streams cost a few pages per stream per step
+ * instead of a page per event. Readers see committed events at once, indexed or not; they
+ * read inside one transaction. The index only ever holds committed events, so whichever of
+ * the two files that transaction reads first, the index and the tail it combines cover each
+ * event of the log's snapshot once; an entry past that snapshot finds no event to join.
  */
 import type Database from 'better-sqlite3';
 import { boundLimit } from '../sqlite-limit.js';
@@ -40,6 +42,7 @@ export class StreamIndex {
     | 'indexLast'
     | 'byPosition'
     | 'lastPosition'
+    | 'claimIndex'
     | 'moveTail'
     | 'setIndexedThrough',
     Database.Statement
@@ -55,21 +58,23 @@ export class StreamIndex {
     this.tail = new TailPositions(db);
     this.readInSnapshot = db.transaction((name: string, r: StreamRead) => this.readNow(name, r));
     this.s = {
-      indexedThrough: db.prepare("SELECT value FROM log_state WHERE name = 'indexed_through'").pluck(),
+      indexedThrough: db.prepare('SELECT indexed_through FROM idx.index_state').pluck(),
       findStream: db.prepare('SELECT id FROM streams WHERE name = ?').pluck(),
       indexForwards: db.prepare(
-        `SELECT e.* FROM stream_index i JOIN events e ON e.position = i.position WHERE i.stream_id = ? AND i.revision >= ? ORDER BY i.revision ASC LIMIT ${boundLimit()}`,
+        `SELECT e.* FROM idx.stream_index i JOIN events e ON e.position = i.position WHERE i.stream_id = ? AND i.revision >= ? ORDER BY i.revision ASC LIMIT ${boundLimit()}`,
       ),
       indexBackwards: db.prepare(
-        `SELECT e.* FROM stream_index i JOIN events e ON e.position = i.position WHERE i.stream_id = ? AND i.revision <= ? ORDER BY i.revision DESC LIMIT ${boundLimit()}`,
+        `SELECT e.* FROM idx.stream_index i JOIN events e ON e.position = i.position WHERE i.stream_id = ? AND i.revision <= ? ORDER BY i.revision DESC LIMIT ${boundLimit()}`,
       ),
-      indexLast: db.prepare('SELECT revision, position FROM stream_index WHERE stream_id = ? ORDER BY revision DESC LIMIT 1'),
+      indexLast: db.prepare('SELECT revision, position FROM idx.stream_index WHERE stream_id = ? ORDER BY revision DESC LIMIT 1'),
       byPosition: db.prepare('SELECT * FROM events WHERE position = ?'),
       lastPosition: db.prepare('SELECT coalesce(max(position), 0) FROM events').pluck(),
+      // The step's first statement: it takes the index's write lock (not the log's) and says where the index stands.
+      claimIndex: db.prepare('UPDATE idx.index_state SET indexed_through = indexed_through RETURNING indexed_through').pluck(),
       moveTail: db.prepare(
-        'INSERT INTO stream_index (stream_id, revision, position) SELECT stream_id, revision, position FROM events INDEXED BY events_tail WHERE position > ? AND position <= ? ORDER BY stream_id, revision',
+        'INSERT INTO idx.stream_index (stream_id, revision, position) SELECT stream_id, revision, position FROM events INDEXED BY events_tail WHERE position > ? AND position <= ? ORDER BY stream_id, revision',
       ),
-      setIndexedThrough: db.prepare("UPDATE log_state SET value = ? WHERE name = 'indexed_through'"),
+      setIndexedThrough: db.prepare('UPDATE idx.index_state SET indexed_through = ?, through_event = (SELECT event_id FROM events WHERE position = ?)'),
     };
   }
 
@@ -153,15 +158,18 @@ export class StreamIndex {
     return this.lastPosition() - this.indexedThrough();
   }
 
-  /** Moves the tail's oldest `maxEvents` into the index, in one transaction; returns how many events moved. */
+  /**
+   * Moves the tail's oldest `maxEvents` into the index, in one transaction that holds the
+   * index's write lock only; returns how many events moved.
+   */
   flush(maxEvents: number): number {
     return this.db.transaction(() => {
-      const from = this.indexedThrough();
+      const from = this.s.claimIndex.get() as number;
       const to = Math.min(this.lastPosition(), from + maxEvents);
       if (to <= from) return 0;
       const moved = this.s.moveTail.run(from, to).changes;
-      this.s.setIndexedThrough.run(to);
+      this.s.setIndexedThrough.run(to, to);
       return moved;
-    }).immediate();
+    })();
   }
 }

@@ -93,8 +93,8 @@ const WRITER_ENTRY = import.meta.url.endsWith('.ts')
   : new URL('./sqlite-writer-worker.js', import.meta.url);
 
 export interface SqliteStoreOptions extends SqliteLogOptions {
-  /** How often a quiet log's tail is indexed (sqlite-stream-index.ts); 1 s by default. */
-  indexFlushIntervalMs?: number;
+  /** How often the log's tail is moved into the stream index (sqlite-log-upkeep.ts); every 100 ms by default. */
+  indexIntervalMs?: number;
   clock?: Clock;
 }
 
@@ -143,7 +143,7 @@ export class SqliteEventStore implements EventStore {
     const settings: WriterSettings = {
       path,
       synchronous: options.synchronous ?? 'FULL',
-      indexFlushIntervalMs: options.indexFlushIntervalMs ?? 1_000,
+      indexIntervalMs: options.indexIntervalMs ?? 100,
     };
     this.commitsNearby = new BroadcastChannel(`fleet-sqlite-log:${resolvePath(path)}`);
     this.commitsNearby.unref();

@@ -5,8 +5,9 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EsdbEventStore } from '../../core/event-store/esdb.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
-import { INDEX_DRAIN_MIN_STEP, INDEX_DRAIN_TARGET_MS, INDEX_FLUSH_EVENTS, INDEX_FLUSH_STEP, LogWriter } from '../../core/event-store/sqlite-log-writer.js';
-import { openLog } from '../../core/event-store/sqlite-schema.js';
+import { LogWriter } from '../../core/event-store/sqlite-log-writer.js';
+import { openLog, streamIndexPath } from '../../core/event-store/sqlite-schema.js';
+import { StreamIndex } from '../../core/event-store/sqlite-stream-index.js';
 import type { WireAppend } from '../../core/event-store/sqlite-wire.js';
 import { until } from '../support/wait.js';
 import { eventStoreContract } from './event-store.contract.js';
@@ -70,7 +71,7 @@ describe('sqlite group commit', () => {
   });
 });
 
-/** Earlier layouts of the log: names inline, then ids with (stream, revision) unique in `events`. */
+/** Earlier layouts of the log: names inline, then ids with (stream, revision) unique in `events`, then the stream index in the log's file. */
 const EARLIER_LAYOUTS = {
   'stream names in every row': {
     schema: `CREATE TABLE events (
@@ -94,6 +95,32 @@ const EARLIER_LAYOUTS = {
       return (position: number, eventId: string, name: string, revision: number, data: string, created: number) => {
         stream.run(name);
         statement.run(position, eventId, id.get(name), revision, 'CustomerCreated', data, '{}', created);
+      };
+    },
+  },
+  'stream index inside the log file': {
+    schema: `CREATE TABLE streams (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+      CREATE TABLE events (
+      position INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE, stream_id INTEGER NOT NULL, revision INTEGER NOT NULL,
+      type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, created INTEGER NOT NULL);
+      CREATE INDEX events_tail ON events (position, stream_id, revision);
+      CREATE TABLE stream_index (stream_id INTEGER NOT NULL, revision INTEGER NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (stream_id, revision)) WITHOUT ROWID;
+      CREATE TABLE log_state (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      INSERT INTO log_state VALUES ('indexed_through', 0);`,
+    insert: (db: Database.Database) => {
+      const stream = db.prepare('INSERT OR IGNORE INTO streams (name) VALUES (?)');
+      const id = db.prepare('SELECT id FROM streams WHERE name = ?').pluck();
+      const statement = db.prepare('INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+      // The first two events were indexed there (and must not be read twice, nor lost).
+      const indexed = db.prepare('INSERT INTO stream_index VALUES (?, ?, ?)');
+      const through = db.prepare("UPDATE log_state SET value = ? WHERE name = 'indexed_through'");
+      return (position: number, eventId: string, name: string, revision: number, data: string, created: number) => {
+        stream.run(name);
+        statement.run(position, eventId, id.get(name), revision, 'CustomerCreated', data, '{}', created);
+        if (position <= 2) {
+          indexed.run(id.get(name), revision, position);
+          through.run(position);
+        }
       };
     },
   },
@@ -129,7 +156,12 @@ describe.each(Object.entries(EARLIER_LAYOUTS))('sqlite log in an earlier layout 
     expect(next.nextExpectedRevision).toBe(2n);
     expect(next.position.commit).toBe(4n);
     expect((await store.readStream('tenant-cus_1')).map((e) => e.id)).toEqual(['a1', 'a2', 'a3']);
+    expect((await store.readStream('device-dev_1')).map((e) => e.id)).toEqual(['b1']);
     await store.close();
+    // The stream index has a file of its own: nothing of one is left in the log's.
+    const log = new Database(path, { readonly: true });
+    expect(log.prepare("SELECT name FROM sqlite_master WHERE name IN ('stream_index', 'log_state')").all()).toEqual([]);
+    log.close();
   });
 });
 
@@ -189,16 +221,32 @@ describe('sqlite stream index', () => {
     return ids;
   }
 
+  /** `indexed_through` as the stream index's file has it. */
+  function indexedThroughOf(path: string): (() => number) & { close(): void } {
+    const index = new Database(streamIndexPath(path), { readonly: true });
+    const statement = index.prepare('SELECT indexed_through FROM index_state').pluck();
+    return Object.assign(() => statement.get() as number, { close: () => index.close() });
+  }
+
+  /** Moves the whole tail of a closed log into its index, as the upkeep thread does. */
+  function indexWholeTail(path: string): void {
+    const db = openLog(path);
+    new StreamIndex(db).flush(Number.MAX_SAFE_INTEGER);
+    db.close();
+  }
+
   it('reads streams the same whether their events are indexed, in the tail, or split between both', async () => {
     const path = join(dir, 'index-tail.sqlite');
-    const store = new SqliteEventStore(path);
+    const store = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
     const first = await interleave(store, 'split', 0, 5);
     await store.close();
-    // Reopening indexes the whole tail; five more events per stream stay in the new tail.
-    const reopened = new SqliteEventStore(path, { indexFlushIntervalMs: 3_600_000 });
+    indexWholeTail(path);
+    // Five more events per stream stay in the tail.
+    const reopened = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
     const second = await interleave(reopened, 'split', 5, 10);
+    const indexedThrough = indexedThroughOf(path);
+    expect(indexedThrough()).toBe(10);
     const log = new Database(path, { readonly: true });
-    expect(log.prepare("SELECT value FROM log_state WHERE name = 'indexed_through'").pluck().get()).toBe(10);
     expect(log.prepare('SELECT max(position) FROM events').pluck().get()).toBe(20);
     log.close();
     const ids = async (options: Parameters<SqliteEventStore['readStream']>[1]) =>
@@ -214,6 +262,8 @@ describe('sqlite stream index', () => {
     expect(await reopened.readStream('split-none')).toEqual([]);
     const next = await reopened.appendToStream('split-a', [event('split-a-10')], { expectedRevision: 9n });
     expect(next.nextExpectedRevision).toBe(10n);
+    expect(indexedThrough()).toBe(10);
+    indexedThrough.close();
     await reopened.close();
   });
 
@@ -228,21 +278,24 @@ describe('sqlite stream index', () => {
     // 500 events of 2 KB: about 1 MB in the WAL, which only a checkpoint copies into the file.
     await until(() => statSync(path).size > fileBefore + 900_000, 'the WAL checkpointed into the database file');
     expect((await store.readStream('cp-7')).map((e) => e.id)).toEqual(Array.from({ length: 25 }, (_, k) => `cp-7-${k}`));
+    // The index's WAL too (500 entries: a few pages in the file once folded back).
+    await until(() => statSync(streamIndexPath(path)).size > 4096, 'the index WAL checkpointed into its file');
     await store.close();
   });
 
-  it('indexes a quiet tail on its own, and reads stay the same before, during and after', async () => {
+  it('a store that appends has its tail indexed by the upkeep thread, and reads stay the same before, during and after', async () => {
     const path = join(dir, 'quiet-tail.sqlite');
-    const store = new SqliteEventStore(path, { indexFlushIntervalMs: 20 });
+    const store = new SqliteEventStore(path, { indexIntervalMs: 20 });
     const ids = (stream: string, options: Parameters<SqliteEventStore['readStream']>[1] = {}) =>
       store.readStream(stream, options).then((events) => events.map((e) => e.id));
     const first = await interleave(store, 'quiet', 0, 3);
     // Read while the events may still be in the tail: the reader's tail map takes them in.
     expect(await ids('quiet-b')).toEqual(first.b);
-    const log = new Database(path, { readonly: true });
-    const indexedThrough = log.prepare("SELECT value FROM log_state WHERE name = 'indexed_through'").pluck();
-    await until(() => indexedThrough.get() === 6, 'the quiet tail indexed');
-    expect(log.prepare('SELECT count(*) FROM stream_index').pluck().get()).toBe(6);
+    const indexedThrough = indexedThroughOf(path);
+    await until(() => indexedThrough() === 6, 'the tail indexed');
+    const index = new Database(streamIndexPath(path), { readonly: true });
+    expect(index.prepare('SELECT count(*) FROM stream_index').pluck().get()).toBe(6);
+    index.close();
     // The map still holds what was indexed meanwhile; each event must come once, from the index or the tail.
     expect(await ids('quiet-b')).toEqual(first.b);
     const second = await interleave(store, 'quiet', 3, 5);
@@ -250,9 +303,86 @@ describe('sqlite stream index', () => {
     expect(await ids('quiet-b')).toEqual(b);
     expect(await ids('quiet-b', { direction: 'backwards', maxCount: 3 })).toEqual(b.slice(2).reverse());
     expect(await ids('quiet-b', { fromRevision: 2n, maxCount: 2 })).toEqual(b.slice(2, 4));
-    await until(() => indexedThrough.get() === 10, 'the second tail indexed');
-    log.close();
+    await until(() => indexedThrough() === 10, 'the second tail indexed');
+    indexedThrough.close();
     expect(await ids('quiet-a')).toEqual([...first.a, ...second.a]);
+    await store.close();
+  });
+
+  it('appends never wait for an index step: with the index locked by a step, appends commit and read back', async () => {
+    const path = join(dir, 'index-locked.sqlite');
+    const store = new SqliteEventStore(path, { indexIntervalMs: 20 });
+    const before = await interleave(store, 'locked', 0, 2);
+    // Another connection's step, under way for as long as the test says: it holds the index's write lock.
+    const step = openLog(path);
+    step.exec('BEGIN');
+    step.prepare('UPDATE idx.index_state SET indexed_through = indexed_through').run();
+    // The log writer waits up to 5 s for a lock it needs: these would fail if appends took the index's.
+    const during = await interleave(store, 'locked', 2, 6);
+    expect((await store.readStream('locked-a')).map((e) => e.id)).toEqual([...before.a, ...during.a]);
+    step.exec('COMMIT');
+    step.close();
+    // The upkeep thread's steps gave up while the lock was held; they go on once it is free.
+    const indexedThrough = indexedThroughOf(path);
+    await until(() => indexedThrough() === 12, 'the tail indexed once the index is free');
+    indexedThrough.close();
+    expect((await store.readStream('locked-b')).map((e) => e.id)).toEqual([...before.b, ...during.b]);
+    await store.close();
+  });
+
+  it('an index that does not match its log (a log restored from a copy) is rebuilt when the log is opened', async () => {
+    const path = join(dir, 'restored.sqlite');
+    const copy = join(dir, 'restored-copy.sqlite');
+    const store = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
+    const kept = await interleave(store, 'restored', 0, 3);
+    await store.close();
+    const log = new Database(path);
+    log.exec(`VACUUM INTO '${copy}'`);
+    log.close();
+    const later = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
+    await interleave(later, 'restored', 3, 6);
+    await later.close();
+    indexWholeTail(path);
+    // The log goes back to its copy (6 events); the index, which covered 12, stays.
+    rmSync(path);
+    rmSync(`${path}-wal`, { force: true });
+    rmSync(`${path}-shm`, { force: true });
+    const restoredLog = new Database(copy);
+    restoredLog.exec(`VACUUM INTO '${path}'`);
+    restoredLog.close();
+    const restored = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
+    expect((await restored.readStream('restored-a')).map((e) => e.id)).toEqual(kept.a);
+    // Appends go on from the restored log's revisions, and take positions the old index had entries for.
+    await restored.appendToStream('restored-a', [event('restored-a-new')], { expectedRevision: 2n });
+    await restored.appendToStream('restored-b', [event('restored-b-new')], { expectedRevision: 2n });
+    const read = async (stream: string) => (await restored.readStream(stream)).map((e) => [e.id, Number(e.revision)]);
+    expect(await read('restored-a')).toEqual([...kept.a, 'restored-a-new'].map((id, revision) => [id, revision]));
+    expect(await read('restored-b')).toEqual([...kept.b, 'restored-b-new'].map((id, revision) => [id, revision]));
+    await restored.close();
+  });
+
+  it('a long tail (a log without its index) is indexed at open, in one pass', async () => {
+    const path = join(dir, 'long-tail.sqlite');
+    const db = openLog(path, { synchronous: 'OFF' });
+    const writer = new LogWriter(db);
+    const streams = 500;
+    const perStream = 220; // 110,000 events: more than a connection should start by reading into memory.
+    for (let i = 0; i < perStream; i++) {
+      writer.writeBatch(Array.from({ length: streams }, (_, s) => ({
+        stream: `long-${s}`, expected: 'any', created: 0,
+        events: [{ id: `long-${s}-${i}`, type: 'CustomerCreated', data: '{}', metadata: '{}' }],
+      })));
+    }
+    db.close();
+    rmSync(streamIndexPath(path));
+    rmSync(`${streamIndexPath(path)}-wal`, { force: true });
+    rmSync(`${streamIndexPath(path)}-shm`, { force: true });
+    const store = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
+    const indexedThrough = indexedThroughOf(path);
+    expect(indexedThrough()).toBe(streams * perStream);
+    indexedThrough.close();
+    const read = await store.readStream('long-317', { direction: 'backwards', maxCount: 3 });
+    expect(read.map((e) => [e.id, Number(e.revision)])).toEqual([219, 218, 217].map((i) => [`long-317-${i}`, i]));
     await store.close();
   });
 
@@ -276,68 +406,6 @@ describe('sqlite stream index', () => {
     expect(read('fresh')).toEqual([]);
     expect(writer.writeBatch([wire('fresh', ['f2'])])).toEqual([{ ok: true, revision: 0, position: 3 }]);
     expect(read('fresh')).toEqual(['f2']);
-    db.close();
-  });
-
-  it('moves a long tail into the index after commits, and drains the rest in steps sized by how long they take', () => {
-    const path = join(dir, 'index-steps.sqlite');
-    const db = openLog(path);
-    // Each step "takes" what the test says: the clock moves that far between the step's two readings.
-    const clock = { t: 0, stepMs: 0 };
-    const writer = new LogWriter(db, () => (clock.t += clock.stepMs));
-    const streams = 50;
-    // 23,800 events: one step after commits leaves 19,800, room for the twelve drain steps below and 50 more.
-    const perStream = (INDEX_FLUSH_EVENTS + 3_800) / streams;
-    // Interleaved as a fleet writes them: one event per stream in turn.
-    for (let i = 0; i < perStream; i++) {
-      writer.writeBatch(Array.from({ length: streams }, (_, s) => ({
-        stream: `fleet-${s}`, expected: 'any', created: 0,
-        events: [{ id: `fleet-${s}-${i}`, type: 'CustomerCreated', data: '{}', metadata: '{}' }],
-      })));
-    }
-    const total = streams * perStream;
-    const indexedThrough = () => writer.index.indexedThrough();
-    const drained = (steps: number) => Array.from({ length: steps }, () => {
-      const before = indexedThrough();
-      writer.drainIndexStep();
-      return indexedThrough() - before;
-    });
-    // After commits: fixed steps, until the tail is under INDEX_FLUSH_EVENTS.
-    const afterCommits: number[] = [];
-    for (let n = writer.flushIndexIfDue(); n > 0; n = writer.flushIndexIfDue()) afterCommits.push(n);
-    expect(afterCommits).toEqual([INDEX_FLUSH_STEP]);
-    // Slow steps halve the next one, down to the minimum; fast ones double it, up to INDEX_FLUSH_STEP.
-    clock.stepMs = 4 * INDEX_DRAIN_TARGET_MS;
-    expect(drained(6)).toEqual([4000, 2000, 1000, 500, 250, 250]);
-    expect(INDEX_DRAIN_MIN_STEP).toBe(250);
-    clock.stepMs = INDEX_DRAIN_TARGET_MS / 4;
-    expect(drained(6)).toEqual([250, 500, 1000, 2000, 4000, 4000]);
-    // The last step comes out short: the drain stops there (false), with the whole tail indexed.
-    while (writer.drainIndexStep());
-    expect(indexedThrough()).toBe(total);
-    expect(writer.drainIndexStep()).toBe(false);
-    const read = (stream: string) => writer.index.read(stream, { direction: 'forwards', fromRevision: 0, maxCount: perStream + 1 }).map((e) => e.event_id);
-    for (const s of [0, 17, streams - 1]) expect(read(`fleet-${s}`)).toEqual(Array.from({ length: perStream }, (_, i) => `fleet-${s}-${i}`));
-    db.close();
-  });
-
-  it('commits index steps without an fsync of their own, and appends with one as before', () => {
-    const path = join(dir, 'index-step-sync.sqlite');
-    const db = openLog(path); // synchronous=FULL
-    const writer = new LogWriter(db);
-    // The connection's durability level whenever a row goes into the log or into the index.
-    db.exec(`CREATE TEMP TABLE levels (kind TEXT, level INTEGER, PRIMARY KEY (kind, level));
-      CREATE TEMP TRIGGER level_of_index_step AFTER INSERT ON main.stream_index
-      BEGIN INSERT OR IGNORE INTO levels SELECT 'index', synchronous FROM pragma_synchronous; END;
-      CREATE TEMP TRIGGER level_of_append AFTER INSERT ON main.events
-      BEGIN INSERT OR IGNORE INTO levels SELECT 'append', synchronous FROM pragma_synchronous; END;`);
-    const append = (i: number) => writer.writeBatch([{ stream: `sync-${i % 3}`, expected: 'any', created: 0, events: [{ id: `sync-${i}`, type: 'CustomerCreated', data: '{}', metadata: '{}' }] }]);
-    for (let i = 0; i < 10; i++) append(i);
-    expect(writer.drainIndexStep()).toBe(false); // the whole tail, in one short step
-    append(10);
-    expect(db.prepare('SELECT kind, level FROM temp.levels ORDER BY kind').raw().all()).toEqual([['append', 2], ['index', 1]]);
-    expect(db.pragma('synchronous', { simple: true })).toBe(2);
-    expect(writer.index.read('sync-1', { direction: 'forwards', fromRevision: 0, maxCount: 10 }).map((e) => e.event_id)).toEqual(['sync-1', 'sync-4', 'sync-7', 'sync-10']);
     db.close();
   });
 

@@ -39,7 +39,7 @@ describe('data directory', () => {
     expect(mode(dataDir)).toBe(0o700);
     expect(mode(join(parent, 'nested'))).toBe(0o700);
     const files = readdirSync(dataDir);
-    expect(files).toEqual(expect.arrayContaining(['events.sqlite', 'readmodels.sqlite', 'demo-customer.json']));
+    expect(files).toEqual(expect.arrayContaining(['events.sqlite', 'events.sqlite-index', 'readmodels.sqlite', 'demo-customer.json']));
     for (const f of files) expect({ file: f, mode: mode(join(dataDir, f)) }).toEqual({ file: f, mode: 0o600 });
     // The key that seals webhook secrets lives beside the data directory, not in it: a copy of the directory does not carry it.
     expect(files.filter((f) => f.endsWith('.key'))).toEqual([]);

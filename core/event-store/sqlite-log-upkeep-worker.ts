@@ -1,0 +1,45 @@
+/**
+ * Worker thread entry: the log's upkeep (started by sqlite-log-upkeep.ts).
+ *
+ * The stream index: each tick moves the whole tail into the index, a step of INDEX_STEP
+ * events per transaction. A step holds the index's write lock, never the log's, so appends
+ * never wait for it (sqlite-schema.ts), and other processes' upkeep threads take turns.
+ *
+ * Checkpoints, often: a checkpoint's fsync makes the disk flush the pages it copied, and a
+ * commit's fsync that comes meanwhile waits for that flush. At one a second, with 15,000
+ * devices sending a frame every 5 s, the slowest commit of each second took 19-21 ms (the
+ * rest under 1 ms) and the gateway's ack p99 was 14-24 ms; at ten a second, 3-5 ms and
+ * 7-11 ms, with no throughput lost in the closed-loop bench. The index's WAL is folded back
+ * once a second: nothing waits on its fsync.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { checkpointPass } from '../wal-checkpoint-pass.js';
+import { INDEX_STEP, openLogForUpkeep, type LogUpkeepSettings } from './sqlite-log-upkeep.js';
+import { StreamIndex } from './sqlite-stream-index.js';
+
+const LOG_CHECKPOINT_INTERVAL_MS = 100;
+const INDEX_CHECKPOINT_INTERVAL_MS = 1_000;
+
+const { path, synchronous, indexIntervalMs } = workerData as LogUpkeepSettings;
+const db = openLogForUpkeep(path, { synchronous });
+const index = new StreamIndex(db);
+
+function indexTail(): void {
+  try {
+    while (index.flush(INDEX_STEP) === INDEX_STEP);
+  } catch {
+    // Busy (another process's step) or closing: the next tick goes on from where the index stands.
+  }
+}
+
+const timers = [
+  setInterval(indexTail, indexIntervalMs),
+  setInterval(() => checkpointPass(db, 'main'), LOG_CHECKPOINT_INTERVAL_MS),
+  setInterval(() => checkpointPass(db, 'idx'), INDEX_CHECKPOINT_INTERVAL_MS),
+];
+
+parentPort!.on('message', () => {
+  for (const timer of timers) clearInterval(timer);
+  db.close();
+  parentPort!.close();
+});

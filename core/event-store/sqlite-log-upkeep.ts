@@ -1,0 +1,42 @@
+/**
+ * The log's upkeep, in a thread of its own beside the writer (sqlite-log-upkeep-worker.ts):
+ * it moves the log's tail into the stream index, and checkpoints the WALs of the log and
+ * of the index. Neither is in the commit path: a checkpoint's copy and fsync, or an index
+ * step, run there would hold every ack queued behind them.
+ */
+import type Database from 'better-sqlite3';
+import { Worker } from 'node:worker_threads';
+import { threadEntry } from '../role-thread.js';
+import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
+
+/** Events per index step: one transaction of the index file, whose WAL frames it writes. */
+export const INDEX_STEP = 4_000;
+
+export interface LogUpkeepSettings extends Required<SqliteLogOptions> {
+  path: string;
+  /** How often the tail is moved into the stream index. */
+  indexIntervalMs: number;
+}
+
+export interface LogUpkeep {
+  /** Stops the thread (a step or a checkpoint under way finishes or rolls back; the log is durable either way). */
+  close(): void;
+}
+
+/** The upkeep thread's connection to the log and its index. */
+export function openLogForUpkeep(path: string, options: SqliteLogOptions): Database.Database {
+  const db = openLog(path, options);
+  // A RESTART checkpoint waits for a writer's transaction and for readers still in the WAL, and holds
+  // new writers back meanwhile: a tenth of a second at most, else it gives up until the next tick. An
+  // index step that finds another process's step under way gives up likewise.
+  db.pragma('busy_timeout = 100');
+  // The pages a step rewrites: the newest leaf of each stream it holds (16 MB: 4,000 streams' leaves).
+  db.pragma('idx.cache_size = -16384');
+  return db;
+}
+
+export function startLogUpkeep(settings: LogUpkeepSettings): LogUpkeep {
+  const worker = new Worker(threadEntry(import.meta.url, 'sqlite-log-upkeep-worker'), { workerData: settings });
+  worker.unref();
+  return { close: () => worker.postMessage('close') };
+}
