@@ -30,8 +30,10 @@ export function openLogForUpkeep(path: string, options: SqliteLogOptions): Datab
   // new writers back meanwhile: a tenth of a second at most, else it gives up until the next tick. An
   // index step that finds another process's step under way gives up likewise.
   db.pragma('busy_timeout = 100');
-  // The pages a step rewrites: the newest leaf of each stream it holds (16 MB: 4,000 streams' leaves).
-  db.pragma('idx.cache_size = -16384');
+  // A step reads the log's newest pages of `events_tail` and rewrites a leaf of the index per stream; both
+  // come from the OS's page cache as fast (a 16 MB cache for the index made no difference on the aged
+  // index of npm run bench -- stream-index), and this thread should not hold the writer's 64 MB.
+  db.pragma('cache_size = -2048');
   return db;
 }
 
