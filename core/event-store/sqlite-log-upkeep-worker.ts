@@ -1,9 +1,14 @@
 /**
  * Worker thread entry: the log's upkeep (started by sqlite-log-upkeep.ts).
  *
- * The stream index: each tick moves the whole tail into the index, a step of INDEX_STEP
- * events per transaction. A step holds the index's write lock, never the log's, so appends
- * never wait for it (sqlite-schema.ts), and other processes' upkeep threads take turns.
+ * The stream index: a step moves INDEX_STEP events of the tail into it, one transaction that
+ * holds the index's write lock, never the log's, so appends never wait for it
+ * (sqlite-schema.ts), and other processes' upkeep threads take turns. Full steps are taken
+ * as soon as the tail holds one (looked at ten times a second); what remains is moved every
+ * `indexIntervalMs`. Smaller steps cost more per event: a step rewrites a leaf per stream it
+ * holds, and on a fresh log, where streams share leaves, the fewer events a step holds, the
+ * fewer it moves per leaf (npm run bench -- stream-index: 1.2 µs per event in steps of 1,650,
+ * what an open-loop fleet of 15,000 devices appends in 100 ms, against 0.8 µs in steps of 4,000).
  *
  * Checkpoints, often: a checkpoint's fsync makes the disk flush the pages it copied, and a
  * commit's fsync that comes meanwhile waits for that flush. At one a second, with 15,000
@@ -17,6 +22,7 @@ import { checkpointPass } from '../wal-checkpoint-pass.js';
 import { INDEX_STEP, openLogForUpkeep, type LogUpkeepSettings } from './sqlite-log-upkeep.js';
 import { StreamIndex } from './sqlite-stream-index.js';
 
+const FULL_STEP_CHECK_MS = 100;
 const LOG_CHECKPOINT_INTERVAL_MS = 100;
 const INDEX_CHECKPOINT_INTERVAL_MS = 1_000;
 
@@ -24,16 +30,19 @@ const { path, synchronous, indexIntervalMs } = workerData as LogUpkeepSettings;
 const db = openLogForUpkeep(path, { synchronous });
 const index = new StreamIndex(db);
 
-function indexTail(): void {
+/** Full steps while the tail holds one; with `rest`, what remains too. */
+function indexTail(rest: boolean): void {
   try {
-    while (index.flush(INDEX_STEP) === INDEX_STEP);
+    while (index.tailLength() >= INDEX_STEP) index.flush(INDEX_STEP);
+    if (rest) index.flush(INDEX_STEP);
   } catch {
     // Busy (another process's step) or closing: the next tick goes on from where the index stands.
   }
 }
 
 const timers = [
-  setInterval(indexTail, indexIntervalMs),
+  setInterval(() => indexTail(false), FULL_STEP_CHECK_MS),
+  setInterval(() => indexTail(true), indexIntervalMs),
   setInterval(() => checkpointPass(db, 'main'), LOG_CHECKPOINT_INTERVAL_MS),
   setInterval(() => checkpointPass(db, 'idx'), INDEX_CHECKPOINT_INTERVAL_MS),
 ];

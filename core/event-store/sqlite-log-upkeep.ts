@@ -14,7 +14,7 @@ export const INDEX_STEP = 4_000;
 
 export interface LogUpkeepSettings extends Required<SqliteLogOptions> {
   path: string;
-  /** How often the tail is moved into the stream index. */
+  /** How often a tail shorter than INDEX_STEP is moved into the stream index (longer ones go by steps at once). */
   indexIntervalMs: number;
 }
 

@@ -93,7 +93,7 @@ const WRITER_ENTRY = import.meta.url.endsWith('.ts')
   : new URL('./sqlite-writer-worker.js', import.meta.url);
 
 export interface SqliteStoreOptions extends SqliteLogOptions {
-  /** How often the log's tail is moved into the stream index (sqlite-log-upkeep.ts); every 100 ms by default. */
+  /** How often a short tail of the log is moved into the stream index (sqlite-log-upkeep.ts); 1 s by default. */
   indexIntervalMs?: number;
   clock?: Clock;
 }
@@ -143,7 +143,7 @@ export class SqliteEventStore implements EventStore {
     const settings: WriterSettings = {
       path,
       synchronous: options.synchronous ?? 'FULL',
-      indexIntervalMs: options.indexIntervalMs ?? 100,
+      indexIntervalMs: options.indexIntervalMs ?? 1_000,
     };
     this.commitsNearby = new BroadcastChannel(`fleet-sqlite-log:${resolvePath(path)}`);
     this.commitsNearby.unref();

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EsdbEventStore } from '../../core/event-store/esdb.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
+import { INDEX_STEP } from '../../core/event-store/sqlite-log-upkeep.js';
 import { LogWriter } from '../../core/event-store/sqlite-log-writer.js';
 import { openLog, streamIndexPath } from '../../core/event-store/sqlite-schema.js';
 import { StreamIndex } from '../../core/event-store/sqlite-stream-index.js';
@@ -306,6 +307,23 @@ describe('sqlite stream index', () => {
     await until(() => indexedThrough() === 10, 'the second tail indexed');
     indexedThrough.close();
     expect(await ids('quiet-a')).toEqual([...first.a, ...second.a]);
+    await store.close();
+  });
+
+  it('the upkeep thread moves full steps of the tail at once, and a shorter rest only on its interval', async () => {
+    const path = join(dir, 'full-steps.sqlite');
+    const store = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
+    for (let i = 0; i < 41; i++) {
+      await store.appendToStream(`full-${i % 7}`, Array.from({ length: 100 }, (_, k) => event(`full-${i}-${k}`)));
+    }
+    const indexedThrough = indexedThroughOf(path);
+    await until(() => indexedThrough() === INDEX_STEP, 'one full step indexed');
+    await store.appendToStream('full-0', [event('full-last')]);
+    // 101 events stay in the tail: the interval (an hour here) has not come.
+    expect(indexedThrough()).toBe(INDEX_STEP);
+    indexedThrough.close();
+    const read = await store.readStream('full-0');
+    expect(read.map((e) => e.id)).toEqual([0, 7, 14, 21, 28, 35].flatMap((i) => Array.from({ length: 100 }, (_, k) => `full-${i}-${k}`)).concat('full-last'));
     await store.close();
   });
 
