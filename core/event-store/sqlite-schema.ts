@@ -120,6 +120,25 @@ export interface SqliteLogOptions {
  */
 const LOG_PAGE_SIZE = 16_384;
 
+function attachStreamIndex(db: Database.Database, indexPath: string): void {
+  try {
+    db.prepare('ATTACH DATABASE ? AS idx').run(indexPath);
+    db.pragma(`idx.page_size = ${STREAM_INDEX_PAGE_SIZE}`);
+    db.pragma('idx.journal_mode = WAL');
+    db.prepare('SELECT count(*) FROM idx.sqlite_master').get();
+  } catch (err) {
+    // Not removed here: another process may have it open. Derived, it is safe to remove once all are stopped.
+    throw new Error(
+      `the stream index ${indexPath} cannot be read (${err instanceof Error ? err.message : String(err)}); ` +
+        'it is derived from the log: stop every process using the data directory, remove it (with its -wal and -shm files) and start again to rebuild it',
+    );
+  }
+  if (indexPath !== ':memory:') makeSqliteFilesPrivate(indexPath);
+  // Derived from the log: a step a power cut loses leaves its events in the tail for the next one.
+  db.pragma('idx.synchronous = NORMAL');
+  db.pragma('idx.cache_size = -2048');
+}
+
 /**
  * Opens (and creates, or migrates) the log file in WAL mode, its stream index attached as
  * `idx`. A transaction that appends must take the log's write lock with its first statement
@@ -133,14 +152,12 @@ export function openLog(path: string, options: SqliteLogOptions = {}): Database.
   // upkeep thread does (sqlite-log-upkeep.ts), so a checkpoint's copy and fsync never hold an ack.
   db.pragma('cache_size = -65536');
   db.pragma('wal_autocheckpoint = 0');
-  const indexPath = streamIndexPath(path);
-  db.prepare('ATTACH DATABASE ? AS idx').run(indexPath);
-  db.pragma(`idx.page_size = ${STREAM_INDEX_PAGE_SIZE}`);
-  db.pragma('idx.journal_mode = WAL');
-  if (indexPath !== ':memory:') makeSqliteFilesPrivate(indexPath);
-  // Derived from the log: a step a power cut loses leaves its events in the tail for the next one.
-  db.pragma('idx.synchronous = NORMAL');
-  db.pragma('idx.cache_size = -2048');
+  try {
+    attachStreamIndex(db, streamIndexPath(path));
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   db.transaction(() => {
     const columns = db.prepare("SELECT name FROM main.pragma_table_info('events')").pluck().all() as string[];
     const current = db.prepare("SELECT 1 FROM main.sqlite_master WHERE name = 'events_tail'").get() !== undefined;

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -377,6 +377,22 @@ describe('sqlite stream index', () => {
     expect(await read('restored-a')).toEqual([...kept.a, 'restored-a-new'].map((id, revision) => [id, revision]));
     expect(await read('restored-b')).toEqual([...kept.b, 'restored-b-new'].map((id, revision) => [id, revision]));
     await restored.close();
+  });
+
+  it('an index file that is not a database stops the open with an error that says how to rebuild it', async () => {
+    const path = join(dir, 'garbled-index.sqlite');
+    const store = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
+    const written = await interleave(store, 'garbled', 0, 3);
+    await store.close();
+    indexWholeTail(path);
+    writeFileSync(streamIndexPath(path), 'not a database, but long enough to have a header '.repeat(100));
+    rmSync(`${streamIndexPath(path)}-wal`, { force: true });
+    expect(() => new SqliteEventStore(path)).toThrow(/stream index .*garbled-index\.sqlite-index cannot be read .*remove it .*rebuild it/);
+    rmSync(streamIndexPath(path));
+    rmSync(`${streamIndexPath(path)}-shm`, { force: true });
+    const reopened = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
+    expect((await reopened.readStream('garbled-b')).map((e) => e.id)).toEqual(written.b);
+    await reopened.close();
   });
 
   it('a long tail (a log without its index) is indexed at open, in one pass', async () => {
