@@ -30,13 +30,23 @@ const { path, synchronous, indexIntervalMs } = workerData as LogUpkeepSettings;
 const db = openLogForUpkeep(path, { synchronous });
 const index = new StreamIndex(db);
 
+/** When a step last failed for another reason than a busy index: such failures are told at most once a minute. */
+let lastToldFailure = -Infinity;
+const TELL_FAILURES_EVERY_MS = 60_000;
+
 /** Full steps while the tail holds one; with `rest`, what remains too. */
 function indexTail(rest: boolean): void {
   try {
     while (index.tailLength() >= INDEX_STEP) index.flush(INDEX_STEP);
     if (rest) index.flush(INDEX_STEP);
-  } catch {
-    // Busy (another process's step) or closing: the next tick goes on from where the index stands.
+  } catch (err) {
+    // Busy (another process's step): the next tick goes on from where the index stands. Anything
+    // else (a full disk, say) leaves the tail growing in every reader's memory: someone must hear of it.
+    if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) return;
+    const now = Date.now();
+    if (now - lastToldFailure < TELL_FAILURES_EVERY_MS) return;
+    lastToldFailure = now;
+    process.stderr.write(`stream index of ${path}: a step failed, the tail stays unindexed until one succeeds: ${String(err)}\n`);
   }
 }
 
