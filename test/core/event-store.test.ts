@@ -236,12 +236,18 @@ describe('sqlite stream index', () => {
     db.close();
   }
 
-  it('reads streams the same whether their events are indexed, in the tail, or split between both', async () => {
-    const path = join(dir, 'index-tail.sqlite');
+  /** A closed log holding `perStream` interleaved events of two streams, all of them indexed. */
+  async function indexedLog(prefix: string, perStream: number): Promise<{ path: string; written: { a: string[]; b: string[] } }> {
+    const path = join(dir, `${prefix}.sqlite`);
     const store = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
-    const first = await interleave(store, 'split', 0, 5);
+    const written = await interleave(store, prefix, 0, perStream);
     await store.close();
     indexWholeTail(path);
+    return { path, written };
+  }
+
+  it('reads streams the same whether their events are indexed, in the tail, or split between both', async () => {
+    const { path, written: first } = await indexedLog('split', 5);
     // Five more events per stream stay in the tail.
     const reopened = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
     const second = await interleave(reopened, 'split', 5, 10);
@@ -380,14 +386,10 @@ describe('sqlite stream index', () => {
   });
 
   it('an index file that is not a database stops the open with an error that says how to rebuild it', async () => {
-    const path = join(dir, 'garbled-index.sqlite');
-    const store = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
-    const written = await interleave(store, 'garbled', 0, 3);
-    await store.close();
-    indexWholeTail(path);
+    const { path, written } = await indexedLog('garbled', 3);
     writeFileSync(streamIndexPath(path), 'not a database, but long enough to have a header '.repeat(100));
     rmSync(`${streamIndexPath(path)}-wal`, { force: true });
-    expect(() => new SqliteEventStore(path)).toThrow(/stream index .*garbled-index\.sqlite-index cannot be read .*remove it .*rebuild it/);
+    expect(() => new SqliteEventStore(path)).toThrow(/stream index .*garbled\.sqlite-index cannot be read .*remove it .*rebuild it/);
     rmSync(streamIndexPath(path));
     rmSync(`${streamIndexPath(path)}-shm`, { force: true });
     const reopened = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
