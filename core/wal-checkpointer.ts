@@ -4,8 +4,8 @@
  * commits (SQLite's automatic checkpoint), it holds that thread for as long as the
  * fsync takes, tens of milliseconds on a disk busy with the log's commits. Every
  * database that commits often on a thread that must stay responsive (the read models,
- * the delivery queue; the event log has its upkeep thread, sqlite-log-upkeep.ts) turns its automatic checkpoints off
- * (`wal_autocheckpoint = 0`) and starts one of these beside it.
+ * the delivery queue; the event log has its upkeep thread, sqlite-log-upkeep.ts) turns
+ * its automatic checkpoints off (`wal_autocheckpoint = 0`) and starts one of these beside it.
  */
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';

@@ -1,6 +1,7 @@
 /** The SQLite event log's tables and connection settings, shared by the reader and the writer thread. */
 import Database from 'better-sqlite3';
 import { makeSqliteFilesPrivate, openPrivateSqlite } from '../private-files.js';
+import { StreamIndex } from './sqlite-stream-index.js';
 
 /**
  * `events` is the log, in commit order; it alone is the truth. Finding a stream's events
@@ -86,7 +87,7 @@ function migrateEvents(db: Database.Database, columns: string[]): void {
  */
 const INDEX_AT_OPEN_EVENTS = 100_000;
 
-/** Clears an index that does not match the log, and indexes a long tail; inside the open's transaction. */
+/** Clears an index that does not match the log, and indexes a long tail (one step, nested in the open's transaction). */
 function checkStreamIndex(db: Database.Database): void {
   const state = db.prepare('SELECT indexed_through AS through, through_event AS event FROM idx.index_state').get() as {
     through: number;
@@ -97,12 +98,8 @@ function checkStreamIndex(db: Database.Database): void {
     db.exec('DELETE FROM idx.stream_index; UPDATE idx.index_state SET indexed_through = 0, through_event = NULL;');
     state.through = 0;
   }
-  const end = db.prepare('SELECT coalesce(max(position), 0) FROM events').pluck().get() as number;
-  if (end - state.through < INDEX_AT_OPEN_EVENTS) return;
-  db.prepare(
-    'INSERT INTO idx.stream_index (stream_id, revision, position) SELECT stream_id, revision, position FROM events WHERE position > ? ORDER BY stream_id, revision',
-  ).run(state.through);
-  db.prepare('UPDATE idx.index_state SET indexed_through = ?, through_event = ?').run(end, atThrough.get(end));
+  const index = new StreamIndex(db);
+  if (index.tailLength() >= INDEX_AT_OPEN_EVENTS) index.flush(Number.MAX_SAFE_INTEGER);
 }
 
 export interface SqliteLogOptions {

@@ -74,7 +74,7 @@ export class StreamIndex {
       moveTail: db.prepare(
         'INSERT INTO idx.stream_index (stream_id, revision, position) SELECT stream_id, revision, position FROM events INDEXED BY events_tail WHERE position > ? AND position <= ? ORDER BY stream_id, revision',
       ),
-      setIndexedThrough: db.prepare('UPDATE idx.index_state SET indexed_through = ?, through_event = (SELECT event_id FROM events WHERE position = ?)'),
+      setIndexedThrough: db.prepare('UPDATE idx.index_state SET indexed_through = @to, through_event = (SELECT event_id FROM events WHERE position = @to)'),
     };
   }
 
@@ -168,7 +168,7 @@ export class StreamIndex {
       const to = Math.min(this.lastPosition(), from + maxEvents);
       if (to <= from) return 0;
       const moved = this.s.moveTail.run(from, to).changes;
-      this.s.setIndexedThrough.run(to, to);
+      this.s.setIndexedThrough.run({ to });
       return moved;
     })();
   }
