@@ -20,9 +20,8 @@ export type WriterSettings = LogUpkeepSettings;
 const settings = workerData as WriterSettings;
 const db = openLog(settings.path, { synchronous: settings.synchronous });
 /**
- * Started at this writer's first append. Every thread that opens the store has a writer, and
- * the history's and the webhooks' threads only read the log: there would be nothing for
- * their upkeep to do that the appending threads' upkeep does not already.
+ * Started at this writer's first commit, as the writer itself is started at its store's first
+ * append (sqlite.ts): a thread that only reads the log has neither.
  */
 let upkeep: LogUpkeep | null = null;
 function appended(): void {

@@ -2,7 +2,8 @@
  * Embedded event store on SQLite (better-sqlite3, WAL, synchronous=FULL).
  *
  * Writes run in a worker thread that owns the write connection: the commit and its
- * fsync never block the thread that serves sockets and HTTP. Appends made in one turn of
+ * fsync never block the thread that serves sockets and HTTP. It starts at the store's
+ * first append, so a thread that only reads the log costs no thread of its own. Appends made in one turn of
  * the event loop are posted together at its end, or as soon as POST_EVERY_APPENDS of them
  * are waiting; the writer commits everything that
  * reached it while it was busy as ONE transaction (group commit), so a thousand devices
@@ -101,7 +102,9 @@ export interface SqliteStoreOptions extends SqliteLogOptions {
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
   private readonly clock: Clock;
-  private readonly writer: Worker;
+  /** Started by the first append: a thread that only reads the log (the history's, the webhooks') never needs one. */
+  private writer: Worker | null = null;
+  private readonly writerSettings: WriterSettings;
   /** Appends made in this turn of the event loop, posted to the writer at its end (or every POST_EVERY_APPENDS). */
   private pending: PendingAppend[] = [];
   private pendingWires: WireAppend[] = [];
@@ -140,7 +143,7 @@ export class SqliteEventStore implements EventStore {
       )
       .raw(true);
     this.streamNameStatement = this.db.prepare('SELECT name FROM streams WHERE id = ?').pluck();
-    const settings: WriterSettings = {
+    this.writerSettings = {
       path,
       synchronous: options.synchronous ?? 'FULL',
       indexIntervalMs: options.indexIntervalMs ?? 1_000,
@@ -148,13 +151,19 @@ export class SqliteEventStore implements EventStore {
     this.commitsNearby = new BroadcastChannel(`fleet-sqlite-log:${resolvePath(path)}`);
     this.commitsNearby.unref();
     this.commitsNearby.onmessage = () => this.committed.emit('commit');
-    this.writer = new Worker(WRITER_ENTRY, { workerData: settings });
-    this.writer.unref(); // referenced only while a batch is being written
-    this.writer.on('message', (reply: WriterReply) => this.settle(reply));
-    this.writer.on('error', (err) => this.fail(err));
-    this.writer.on('exit', (code) => {
+  }
+
+  /** The writer thread, started at the first post; messages posted while it starts wait for it. */
+  private startedWriter(): Worker {
+    if (this.writer) return this.writer;
+    const writer = new Worker(WRITER_ENTRY, { workerData: this.writerSettings });
+    writer.unref(); // referenced only while a batch is being written
+    writer.on('message', (reply: WriterReply) => this.settle(reply));
+    writer.on('error', (err) => this.fail(err));
+    writer.on('exit', (code) => {
       if (!this.closed) this.fail(new Error(`event store writer exited with code ${code}`));
     });
+    return (this.writer = writer);
   }
 
   appendToStream(
@@ -193,13 +202,14 @@ export class SqliteEventStore implements EventStore {
   /** Posts the appends waiting in this thread; the writer adds them to the transaction it starts next. */
   private post(): void {
     if (this.pending.length === 0 || this.writerFailure) return;
-    if (this.inFlight.length === 0) this.writer.ref(); // keeps the process alive until they commit
+    const writer = this.startedWriter();
+    if (this.inFlight.length === 0) writer.ref(); // keeps the process alive until they commit
     const request: WriterRequest = { batch: encodeBatch(this.pendingWires) };
     // Only the callbacks wait for the commit: the events' JSON is garbage from here, while still young.
     this.pendingWires = [];
     for (const append of this.pending) this.inFlight.push(append);
     this.pending = [];
-    this.writer.postMessage(request);
+    writer.postMessage(request);
   }
 
   /** One transaction ended: it held the oldest `count` appends in flight. */
@@ -223,7 +233,7 @@ export class SqliteEventStore implements EventStore {
       this.committed.emit('commit');
       this.noticeNearby();
     }
-    if (this.inFlight.length === 0) this.writer.unref();
+    if (this.inFlight.length === 0) this.writer?.unref();
     this.committed.emit('settled');
   }
 
@@ -357,11 +367,12 @@ export class SqliteEventStore implements EventStore {
     }
     this.commitsNearby.close();
     this.committed.emit('commit');
-    if (!this.writerFailure) {
-      const exited = new Promise((resolve) => this.writer.once('exit', resolve));
+    const writer = this.writer;
+    if (writer && !this.writerFailure) {
+      const exited = new Promise((resolve) => writer.once('exit', resolve));
       const request: WriterRequest = { close: true };
-      this.writer.ref();
-      this.writer.postMessage(request);
+      writer.ref();
+      writer.postMessage(request);
       await exited;
     }
     this.db.close();

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -40,6 +40,30 @@ describe('sqlite group commit', () => {
     const all = await reopened.readAll({ maxCount: 1000 });
     expect(all).toHaveLength(500);
     await reopened.close();
+  });
+
+  it('starts its writer thread at the first append: a store that only reads (the history\'s, the webhooks\') has none', async () => {
+    // Linux lists a process's threads in /proc/self/task; forks run one test file each, one test at a time.
+    const threads = () => readdirSync('/proc/self/task').length;
+    const path = join(dir, 'lazy-writer.sqlite');
+    const first = new SqliteEventStore(path);
+    await first.appendToStream('telemetry-first', [created(0)]);
+    await first.close();
+    const before = threads();
+    const reader = new SqliteEventStore(path);
+    expect(await reader.readAll()).toHaveLength(1);
+    expect(await reader.readStream('telemetry-first')).toHaveLength(1);
+    expect(threads()).toBe(before);
+    await reader.appendToStream('telemetry-second', [created(1)]);
+    expect(threads()).toBeGreaterThan(before);
+    expect(await reader.readAll()).toHaveLength(2);
+    await reader.close();
+    // A store closed without ever appending closes cleanly, and the log is whole.
+    const idle = new SqliteEventStore(path);
+    await idle.close();
+    const again = new SqliteEventStore(path);
+    expect(await again.readAll()).toHaveLength(2);
+    await again.close();
   });
 
   it('writes appends issued together in shared transactions: an event the database refuses rolls back the appends posted with it', async () => {
