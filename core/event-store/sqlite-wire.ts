@@ -39,6 +39,15 @@ export function encodeBatch(appends: readonly WireAppend[]): string {
   return out;
 }
 
+/**
+ * A copy of a string that shares no memory with the text it was cut from. V8 keeps a
+ * slice's whole parent alive, and `split` cuts slices: the writer keeps every stream's name
+ * as a map key for as long as it runs (its revision, its id), which kept alive the text of
+ * the batch that first wrote each stream.
+ */
+const ownCopy = (slice: string): string => Buffer.from(slice, 'utf8').toString('utf8');
+
+/** The events' fields are slices of `text` (they only live as long as the batch); the stream names are copies of their own. */
 export function decodeBatch(text: string): WireAppend[] {
   const appends: WireAppend[] = [];
   for (const chunk of text.split(APPEND)) {
@@ -48,7 +57,7 @@ export function decodeBatch(text: string): WireAppend[] {
     for (let i = 0, at = 4; i < count; i++, at += 4) {
       events.push({ id: f[at]!, type: f[at + 1]!, metadata: f[at + 2]!, data: f[at + 3]! });
     }
-    appends.push({ stream: f[0]!, expected: f[1]!, created: Number(f[2]), events });
+    appends.push({ stream: ownCopy(f[0]!), expected: f[1]!, created: Number(f[2]), events });
   }
   return appends;
 }
