@@ -20,6 +20,7 @@ import { PLANS, createCustomer, setCustomerRateLimit, setCustomerWebhookLimit } 
 import { CommandRejected } from './core/commands/rejection.js';
 import { createUser } from './core/commands/users.js';
 import { generatePassword } from './core/passwords.js';
+import { limitHeapGrowthFromNowOn } from './core/heap-growth.js';
 import { startRoleThread, threadEntry } from './core/role-thread.js';
 import type { Gateway } from './gateway/server.js';
 import type { GatewayThread } from './gateway/thread.js';
@@ -315,6 +316,7 @@ async function commandStart(values: { roles?: string | undefined }): Promise<voi
     process.exit(1);
   });
   process.stdout.write(platform.started.banner);
+  limitHeapGrowthFromNowOn();
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
