@@ -3,9 +3,9 @@
  *
  * Writes run in a worker thread that owns the write connection: the commit and its
  * fsync never block the thread that serves sockets and HTTP. It starts at the store's
- * first append, so a thread that only reads the log costs no thread of its own. Appends made in one turn of
- * the event loop are posted together at its end, or as soon as POST_EVERY_APPENDS of them
- * are waiting; the writer commits everything that
+ * first append, so a thread that only reads the log costs no thread of its own. Appends
+ * made in one turn of the event loop are posted together at its end, or as soon as
+ * POST_EVERY_APPENDS of them are waiting; the writer commits everything that
  * reached it while it was busy as ONE transaction (group commit), so a thousand devices
  * cost one fsync rather than a thousand, and the next transaction starts as soon as the
  * previous one is done, without a round trip through this thread. Each caller's promise
