@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { LogWriter } from './sqlite-log-writer.js';
-import { startLogUpkeep, type LogUpkeep, type LogUpkeepSettings } from './sqlite-log-upkeep.js';
+import { startLogUpkeep, type LogUpkeepSettings } from './sqlite-log-upkeep.js';
 import { openLog } from './sqlite-schema.js';
 import { decodeBatch, encodeOutcomes, type WireAppend } from './sqlite-wire.js';
 
@@ -19,14 +19,8 @@ export type WriterSettings = LogUpkeepSettings;
 
 const settings = workerData as WriterSettings;
 const db = openLog(settings.path, { synchronous: settings.synchronous });
-/**
- * Started at this writer's first commit, as the writer itself is started at its store's first
- * append (sqlite.ts): a thread that only reads the log has neither.
- */
-let upkeep: LogUpkeep | null = null;
-function appended(): void {
-  upkeep ??= startLogUpkeep(settings);
-}
+/** Started with the writer, which its store starts at its first append (sqlite.ts): a thread that only reads the log has neither. */
+const upkeep = startLogUpkeep(settings);
 const writer = new LogWriter(db);
 let queued: WireAppend[] = [];
 let commitScheduled = false;
@@ -45,10 +39,9 @@ function commitQueued(): void {
       reply = { count: batch.length, error: err instanceof Error ? err.message : String(err) };
     }
     parentPort!.postMessage(reply);
-    appended();
   }
   if (closeRequested) {
-    upkeep?.close();
+    upkeep.close();
     db.close();
     parentPort!.close();
   }
