@@ -64,10 +64,8 @@ export function randomUuid(): string {
  * replayed projection never stores an event twice.
  */
 export function contentUuid(namespace: string, ...parts: Array<string | Buffer>): string {
-  const b = digest(namespace, parts);
-  b[6] = (b[6]! & 0x0f) | 0x50;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  return formatUuid(b);
+  const hex = digestHex(namespace, parts);
+  return formatUuid(hex.slice(0, 12), '5', hex);
 }
 
 /**
@@ -76,22 +74,24 @@ export function contentUuid(namespace: string, ...parts: Array<string | Buffer>)
  * the store's unique index grows at its right edge instead of at random pages.
  */
 export function timeOrderedContentUuid(timeMs: number, namespace: string, ...parts: Array<string | Buffer>): string {
-  const b = digest(namespace, parts);
   const t = Math.max(0, Math.min(Math.floor(timeMs), 2 ** 48 - 1));
-  b.writeUIntBE(t, 0, 6);
-  b[6] = (b[6]! & 0x0f) | 0x80;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  return formatUuid(b);
+  // Through a Buffer: a number this large to hex text by toString(16) costs as much as the hash.
+  timeBytes.writeUIntBE(t, 0, 6);
+  return formatUuid(timeBytes.toString('hex'), '8', digestHex(namespace, parts));
 }
 
-/** Where digest() lays out its input: grown when an input is larger, reused otherwise. */
+const timeBytes = Buffer.alloc(6);
+
+/** Where digestHex() lays out its input: grown when an input is larger, reused otherwise. */
 let scratch = Buffer.alloc(1024);
 
 /**
  * SHA-1 of `namespace`, then a NUL and each part, in one call: the same bytes as hashing them
  * piece by piece (ids never change), without a Hash object per id (the gateway makes one per record).
+ * As hex: on Node 20 a digest returned as a Buffer costs twice as much as the same digest as text
+ * (1.7 µs against 0.7 µs for a record's bytes), and the id is text anyway.
  */
-function digest(namespace: string, parts: Array<string | Buffer>): Buffer {
+function digestHex(namespace: string, parts: Array<string | Buffer>): string {
   let size = Buffer.byteLength(namespace);
   for (const p of parts) size += 1 + (typeof p === 'string' ? Buffer.byteLength(p) : p.length);
   if (size > scratch.length) scratch = Buffer.alloc(Math.max(size, scratch.length * 2));
@@ -100,10 +100,18 @@ function digest(namespace: string, parts: Array<string | Buffer>): Buffer {
     scratch[at++] = 0;
     at += typeof p === 'string' ? scratch.write(p, at) : p.copy(scratch, at);
   }
-  return hash('sha1', scratch.subarray(0, at), 'buffer') as Buffer;
+  return hash('sha1', scratch.subarray(0, at), 'hex');
 }
 
-function formatUuid(b: Buffer): string {
-  const hex = b.toString('hex', 0, 16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+const HEX_VALUE = '0123456789abcdef';
+/** The variant's two bits (10) over a hex digit's lower two: 8, 9, a or b. */
+const VARIANT_DIGIT = '89ab89ab89ab89ab';
+
+/**
+ * A UUID from 12 hex digits of head, a version digit and the digest's hex digits 13-31
+ * (digit 12 is the version's, digit 16's high bits the variant's).
+ */
+function formatUuid(head: string, version: string, hex: string): string {
+  const variant = VARIANT_DIGIT[HEX_VALUE.indexOf(hex[16]!)]!;
+  return `${head.slice(0, 8)}-${head.slice(8, 12)}-${version}${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
