@@ -145,7 +145,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           store,
           clock,
           readModelDb: db,
-          historyDb: historyReads.db,
+          historyDbPath: historyDbPath(config.dataDir),
           // After the read-model database: opening it created the data directory, beside which the key file lives.
           secretBox,
           waitFor: (p) => r.waitFor(p),

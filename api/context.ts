@@ -14,8 +14,8 @@ export interface ApiContext {
   clock: Clock;
   /** The read models' database (projections keep it current); queries live in api/queries/. */
   readModelDb: Database.Database;
-  /** The position history's database (projections/history: a database and a runner of its own). */
-  historyDb: Database.Database;
+  /** The position history's database file (projections/history keeps it); its pages are read in a thread of their own (api/history-pages.ts). */
+  historyDbPath: string;
   /** Seals and opens webhook secrets; loaded once by the composition root from FLEET_SECRET_KEY or the key file. */
   secretBox: SecretBox;
   /** Resolves once the read models include the event at `position` (read-your-writes after a command). */

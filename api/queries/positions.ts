@@ -16,22 +16,28 @@ export interface HistoryPage {
   next: HistoryKey | null;
 }
 
+/** What a history page's read asks: one device's fixes in [from, to), after a key, in one order. */
+export interface HistoryPageQuery {
+  customerId: string;
+  deviceId: string;
+  from: number;
+  to: number;
+  after: HistoryKey | null;
+  limit: number;
+  order: 'asc' | 'desc';
+}
+
 /**
- * Position history of one device in [from, to), keyset-paginated on (fix_time, event_id);
- * null when the customer has no such device. One statement, so both parts read one
- * snapshot: the page's stored JSON joined by SQLite (one range scan of the clustered
- * table, one buffer back instead of a JS value per row and column), and the keys of the
- * page's last row and of the row after it, if any (the same range, from the page's end).
- * Every row is the customer's (its customer_id is matched), so a page with items is of
- * the customer's device; only an empty page asks the devices table (in the other read
- * models' database), to tell an unknown or foreign device (null: 404) from a quiet window.
+ * Position history of one device in [from, to), keyset-paginated on (fix_time, event_id).
+ * One statement, so both parts read one snapshot: the page's stored JSON joined by SQLite
+ * (one range scan of the clustered table, one buffer back instead of a JS value per row and
+ * column), and the keys of the page's last row and of the row after it, if any (the same
+ * range, from the page's end). Every row is the customer's (its customer_id is matched), so
+ * a page with items is of the customer's device; an empty page says nothing about the device
+ * (customerHasDevice tells an unknown or foreign one from a quiet window). It runs in the
+ * history pages' thread (api/history-pages.ts).
  */
-export function historyPage(
-  historyDb: Database.Database,
-  readModelDb: Database.Database,
-  customerId: string,
-  q: { deviceId: string; from: number; to: number; after: HistoryKey | null; limit: number; order: 'asc' | 'desc' },
-): HistoryPage | null {
+export function historyPage(historyDb: Database.Database, q: HistoryPageQuery): HistoryPage {
   const asc = q.order === 'asc';
   const cmp = asc ? '>' : '<';
   const dir = asc ? 'ASC' : 'DESC';
@@ -48,7 +54,7 @@ export function historyPage(
     'raw',
   ).all({
     device: q.deviceId,
-    customer: customerId,
+    customer: q.customerId,
     from: q.from,
     to: q.to,
     limit: q.limit,
@@ -60,13 +66,14 @@ export function historyPage(
     if (r[0] === 0) items = r[1];
     else keys.push({ t: r[2], id: r[3] });
   }
-  if (items === null) {
-    const device = stmt(readModelDb, 'SELECT 1 FROM devices WHERE device_id = ? AND customer_id = ?').get(q.deviceId, customerId);
-    return device === undefined ? null : { items: null, next: null };
-  }
   // Two keys: the page is full and another row follows; the page ends on the earlier one in the walk's order.
-  if (keys.length < 2) return { items, next: null };
+  if (items === null || keys.length < 2) return { items, next: null };
   const [a, b] = keys as [HistoryKey, HistoryKey];
   const aFirst = a.t < b.t || (a.t === b.t && a.id < b.id);
   return { items, next: aFirst === asc ? a : b };
+}
+
+/** Whether the customer has this device (in the other read models' database): an empty history page's 404 or 200. */
+export function customerHasDevice(readModelDb: Database.Database, customerId: string, deviceId: string): boolean {
+  return stmt(readModelDb, 'SELECT 1 FROM devices WHERE device_id = ? AND customer_id = ?').get(deviceId, customerId) !== undefined;
 }

@@ -6,7 +6,8 @@ import { authOf } from '../plugins/auth.js';
 import { HistoryList, HistoryQuery, LatestPosition, LatestPositionList, LatestPositionsQuery } from '../schemas/positions.js';
 import { LatestPositionsIndex } from '../latest-positions-index.js';
 import fastJson from 'fast-json-stringify';
-import { historyPage } from '../queries/positions.js';
+import { HistoryPages } from '../history-pages.js';
+import { customerHasDevice } from '../queries/positions.js';
 import { problemResponse } from '../schemas/error-responses.js';
 import { ListCursor, idKey, timeAndIdKey, withWindowEnd } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
@@ -21,7 +22,11 @@ const historyCursors = new ListCursor('positions', withWindowEnd(timeAndIdKey));
 export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { index: latest, stop } = LatestPositionsIndex.follow(ctx.readModelDb, ctx.projections.onApplied, fastJson(LatestPosition));
-  app.addHook('onClose', async () => stop());
+  const historyPages = new HistoryPages(ctx.historyDbPath);
+  app.addHook('onClose', async () => {
+    stop();
+    await historyPages.close();
+  });
   r.get(
     '/v1/positions/latest',
     {
@@ -52,8 +57,8 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
       config: { scope: 'positions:read' },
       schema: { tags: ['Positions'], summary: 'List the position history of a device', operationId: 'listPositions', querystring: HistoryQuery, response: { 200: HistoryList, 404: problemResponse("No device with this device_id, or another customer's (`not_found`)") } },
     },
-    // Synchronous, like the latest list: the page is one SQLite read and its items are stored as JSON.
-    (request, reply) => {
+    // The page is one SQLite read in the history pages' thread; its items are stored as JSON.
+    async (request, reply) => {
       const auth = authOf(request);
       const q = request.query;
       const from = parseTime(q.from, '/query/from');
@@ -70,7 +75,8 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
           { pointer: '/query/to', message: 'more than 31 days after from' },
         ]);
       }
-      const page = historyPage(ctx.historyDb, ctx.readModelDb, auth.customerId, {
+      const page = await historyPages.read({
+        customerId: auth.customerId,
         deviceId: q.device_id,
         from,
         to,
@@ -78,10 +84,10 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
         limit: q.limit,
         order: q.order,
       });
-      if (!page) throw notFound('device', q.device_id);
+      if (page.items === null && !customerHasDevice(ctx.readModelDb, auth.customerId, q.device_id)) throw notFound('device', q.device_id);
       const pagination = { next_cursor: page.next ? historyCursors.encode({ end: to, key: page.next }, filters) : null, has_more: page.next !== null };
       // The items come joined from the read model, serialised by the HistoryPosition schema (api/history-item.ts).
-      sendList(reply as FastifyReply, page.items ? [page.items] : [], pagination);
+      return sendList(reply as FastifyReply, page.items ? [page.items] : [], pagination);
     },
   );
 }

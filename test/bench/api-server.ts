@@ -94,7 +94,7 @@ async function main(): Promise<void> {
       store,
       clock: systemClock,
       readModelDb: db,
-      historyDb: historyReads.db,
+      historyDbPath: historyDbPath(dir),
       secretBox: SecretBox.fromKey(randomBytes(32)),
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),

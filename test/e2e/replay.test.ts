@@ -209,7 +209,7 @@ describe('replaying the store into empty read models', () => {
     const historyReads = openHistoryReads(join(dir, 'history-rebuilt.sqlite'));
     const rebuilt = await buildApp(
       {
-        store: h.store, clock: h.clock, readModelDb: db, historyDb: historyReads.db, secretBox: h.secretBox, waitFor: (p) => runner.waitFor(p),
+        store: h.store, clock: h.clock, readModelDb: db, historyDbPath: join(dir, 'history-rebuilt.sqlite'), secretBox: h.secretBox, waitFor: (p) => runner.waitFor(p),
         catchUp: () => runner.catchUp(), projections: runnerView(runner, historyReads, h.store, h.clock),
       },
       silentLogger,

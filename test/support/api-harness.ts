@@ -66,7 +66,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
       store,
       clock,
       readModelDb: db,
-      historyDb: historyReads.db,
+      historyDbPath: historyDbPath(dir),
       secretBox,
       waitFor: (p) => runner.waitFor(p),
       catchUp: () => runner.catchUp(),

@@ -1,0 +1,28 @@
+/** The history pages' thread (history-pages.ts): reads each page asked for, in order, on a read-only connection. */
+import Database from 'better-sqlite3';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { HistoryPageReply } from './history-pages.js';
+import { historyPage, type HistoryPageQuery } from './queries/positions.js';
+
+const db = new Database((workerData as { path: string }).path, { readonly: true, fileMustExist: true });
+const port = parentPort!;
+
+port.on('message', (message: HistoryPageQuery | 'close') => {
+  if (message === 'close') {
+    db.close();
+    port.close();
+    return;
+  }
+  let reply: HistoryPageReply;
+  try {
+    const page = historyPage(db, message);
+    reply = { items: page.items, next: page.next };
+  } catch (err) {
+    // A failed read fails its request only (a 500 with the API's problem body); the thread reads on.
+    reply = { error: err instanceof Error ? err.message : String(err) };
+  }
+  const items = 'items' in reply ? reply.items : null;
+  // SQLite's blob comes back in a buffer of its own: handed over without a copy (a pooled one would be copied).
+  const ownsBuffer = items !== null && items.byteOffset === 0 && items.byteLength === items.buffer.byteLength;
+  port.postMessage(reply, ownsBuffer ? [items.buffer as ArrayBuffer] : []);
+});
