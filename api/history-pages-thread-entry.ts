@@ -4,17 +4,20 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { HistoryPageReply } from './history-pages.js';
 import { historyPage, type HistoryPageQuery } from './queries/positions.js';
 
-const db = new Database((workerData as { path: string }).path, { readonly: true, fileMustExist: true });
+const { path } = workerData as { path: string };
 const port = parentPort!;
+/** Opened by the first page: a database that cannot be opened yet fails that page only, and the next tries again. */
+let db: Database.Database | null = null;
 
 port.on('message', (message: HistoryPageQuery | 'close') => {
   if (message === 'close') {
-    db.close();
+    db?.close();
     port.close();
     return;
   }
   let reply: HistoryPageReply;
   try {
+    db ??= new Database(path, { readonly: true, fileMustExist: true });
     const page = historyPage(db, message);
     reply = { items: page.items, next: page.next };
   } catch (err) {
