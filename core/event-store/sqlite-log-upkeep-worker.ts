@@ -6,9 +6,10 @@
  * (sqlite-schema.ts), and other processes' upkeep threads take turns. Full steps are taken
  * as soon as the tail holds one (looked at ten times a second); what remains is moved every
  * `indexIntervalMs`. Smaller steps cost more per event: a step rewrites a leaf per stream it
- * holds, and on a fresh log, where streams share leaves, the fewer events a step holds, the
- * fewer it moves per leaf (npm run bench -- stream-index: 1.2 µs per event in steps of 1,650,
- * what an open-loop fleet of 15,000 devices appends in 100 ms, against 0.8 µs in steps of 4,000).
+ * holds, and the fewer events a step holds, the fewer it moves per leaf (npm run bench --
+ * stream-index, on a fresh log: 1.2 µs per event in steps of 1,650, what an open-loop fleet of
+ * 15,000 devices appends in 100 ms, against 0.8 µs in steps of 4,000; INDEX_STEP has the
+ * closed-loop figures).
  *
  * Checkpoints, often: a checkpoint's fsync makes the disk flush the pages it copied, and a
  * commit's fsync that comes meanwhile waits for that flush. At one a second, with 15,000

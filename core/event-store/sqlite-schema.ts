@@ -85,7 +85,7 @@ function migrateEvents(db: Database.Database, columns: string[]): void {
  * A tail longer than this is indexed at open, in one sorted pass (a log migrated, or whose
  * index was missing or did not match it), so no connection starts by reading it into memory.
  */
-const INDEX_AT_OPEN_EVENTS = 100_000;
+export const INDEX_AT_OPEN_EVENTS = 100_000;
 
 /** Clears an index that does not match the log, and indexes a long tail (one step, nested in the open's transaction). */
 function checkStreamIndex(db: Database.Database): void {

@@ -19,15 +19,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { INDEX_STEP, openLogForUpkeep } from '../../core/event-store/sqlite-log-upkeep.js';
 import { LogWriter } from '../../core/event-store/sqlite-log-writer.js';
-import { openLog, streamIndexPath } from '../../core/event-store/sqlite-schema.js';
+import { INDEX_AT_OPEN_EVENTS, openLog, streamIndexPath } from '../../core/event-store/sqlite-schema.js';
 import { StreamIndex } from '../../core/event-store/sqlite-stream-index.js';
 import type { WireAppend } from '../../core/event-store/sqlite-wire.js';
 
 const RECORDS_PER_FRAME = 5;
 /** Frames committed together, as the writer's group commit takes them under load. */
 const FRAMES_PER_COMMIT = 200;
-/** The tail appended: ten steps. */
-const TAIL = 10 * INDEX_STEP;
+/** The tail appended: up to ten steps, short of what the log's open would index in one pass. */
+const TAIL = Math.min(10, Math.floor((INDEX_AT_OPEN_EVENTS - 1) / INDEX_STEP)) * INDEX_STEP;
 
 export interface StreamIndexFigure {
   entriesPerStream: number;
