@@ -14,8 +14,9 @@ import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
  * rewrites a leaf per stream it holds, so a busy fleet's steps are cheaper per event the more
  * each holds per stream: in the closed-loop ingest bench (1000 devices, gateway role), this
  * thread used 2.6-3.1 µs per record in steps of 16,000 against 4.3-4.6 µs in steps of 4,000
- * (32,000: 2.2-2.5 µs, for tails twice as long). A fleet sending rarely puts about one frame per stream in a step whatever
- * its size. Each reader keeps the tail in memory (sqlite-tail-positions.ts): a few MB at most.
+ * (32,000: 2.2-2.5 µs, for tails twice as long). A fleet sending rarely puts about one frame
+ * per stream in a step whatever its size. Each reader keeps the tail in memory
+ * (sqlite-tail-positions.ts): a few MB at most.
  */
 export const INDEX_STEP = 16_000;
 
