@@ -2,8 +2,9 @@
  * The position history's own database (history.sqlite beside readmodels.sqlite)
  * and the runner that keeps it, wherever it runs: in the caller's thread, or in a
  * thread of its own (thread.ts). Both expose the same HistoryRole to the
- * composition root; readers (the API, readiness) use HistoryReads, a read-only
- * connection of their own, either way.
+ * composition root; its progress (readiness, lag) is read through HistoryReads, a
+ * read-only connection of its own, either way. The API reads pages in a thread of
+ * their own (api/history-pages.ts).
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
@@ -22,10 +23,8 @@ export interface HistoryRole {
   stop(): Promise<void>;
 }
 
-/** What readers see of the history: what its runner has committed. */
+/** How far the history's runner has committed, as readers see it. */
 export interface HistoryReads {
-  /** A read-only connection history pages are read from. */
-  readonly db: Database.Database;
   /** The log position the history is committed up to (null: nothing applied yet). */
   position(): LogPosition | null;
   close(): void;
@@ -33,14 +32,15 @@ export interface HistoryReads {
 
 /**
  * Opens the readers' connection, creating the database first if need be: it opens before
- * the history's runner has started, so the API can be built while the history catches up.
+ * the history's runner has started, so the API can be built while the history catches up
+ * (and the history pages' thread finds the file).
  */
 export function openHistoryReads(path: string): HistoryReads {
   const created = openHistoryDb(path);
   const db = new Database(path, { readonly: true, fileMustExist: true });
   // Closed after the reader opened: the last connection to close would remove the WAL files.
   created.close();
-  return { db, position: checkpointReader(db), close: () => db.close() };
+  return { position: checkpointReader(db), close: () => db.close() };
 }
 
 /**

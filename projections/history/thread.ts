@@ -2,7 +2,8 @@
  * The position history in a worker thread of its own, as `fleet` runs it beside the
  * other read models: a replay or a backlog of fixes is applied on both cores, and the
  * history's commits do not hold the thread the API and the other read models share.
- * Readers use their own read-only connection (HistoryReads), opened by the composition root.
+ * Its progress is read through HistoryReads, opened by the composition root; pages through
+ * api/history-pages.ts.
  */
 import type { Config } from '../../core/config.js';
 import { startRoleThread, threadEntry } from '../../core/role-thread.js';
