@@ -100,6 +100,23 @@ export interface RunnerOptions {
   startBatch?: number;
   /** Called before each batch is applied with its number of events (the history sizes its page cache for it). */
   beforeBatch?: (events: number) => void;
+  /**
+   * Event types the projections ignore for now: the log is read without them (SkipTypes).
+   * Webhook delivery skips fixes while no endpoint takes them, and so neither reads nor
+   * parses most of the log.
+   */
+  skip?: SkipTypes;
+}
+
+/** What a runner's projections ignore, as they say before each read of the log. */
+export interface SkipTypes {
+  /** The types to leave out of the next read, asked with every event before it applied. */
+  types(): readonly string[];
+  /**
+   * Types of the events after which `types()` may say otherwise (an endpoint created): a batch
+   * read with the old answer is applied up to such an event only, and the log read on from it.
+   */
+  changedBy: ReadonlySet<string>;
 }
 
 export class ProjectionRunner {
@@ -242,7 +259,7 @@ export class ProjectionRunner {
 
   /** Applies what the log receives after the checkpoint, as it arrives. */
   private follow(): void {
-    const sub = this.store.subscribeToAll(this.checkpoint ? { after: this.checkpoint } : {});
+    const sub = this.store.subscribeToAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), skipTypes: this.options.skip?.types() });
     this.subscription = sub;
     this.running = (async () => {
       try {
@@ -268,10 +285,7 @@ export class ProjectionRunner {
     this.log.error({ err, retry_in_ms: this.retryDelayMs }, 'projection batch failed; following the log again from the checkpoint');
     if (this.delayedFlush) clearTimeout(this.delayedFlush);
     this.delayedFlush = null;
-    this.buffer = [];
-    // Closing a broken subscription may fail too; nothing is left to do with it then.
-    this.subscription?.close().catch((closeErr: unknown) => this.log.warn({ err: closeErr }, 'closing the failed subscription failed'));
-    this.subscription = null;
+    this.dropSubscription();
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.catchUp().then(
@@ -281,6 +295,14 @@ export class ProjectionRunner {
         (e: unknown) => this.failed(e),
       );
     }, this.retryDelayMs);
+  }
+
+  /** Closes the subscription and forgets what it delivered and was not applied (the log still has it). */
+  private dropSubscription(): void {
+    this.buffer = [];
+    // Closing a broken subscription may fail too; nothing is left to do with it then.
+    this.subscription?.close().catch((closeErr: unknown) => this.log.warn({ err: closeErr }, 'closing the subscription failed'));
+    this.subscription = null;
   }
 
   /**
@@ -307,7 +329,11 @@ export class ProjectionRunner {
 
   private async catchUpNow(batchSize: number): Promise<void> {
     for (;;) {
-      const batch = await this.store.readAll({ ...(this.checkpoint ? { after: this.checkpoint } : {}), maxCount: batchSize });
+      const batch = await this.store.readAll({
+        ...(this.checkpoint ? { after: this.checkpoint } : {}),
+        maxCount: batchSize,
+        skipTypes: this.options.skip?.types(),
+      });
       if (batch.length === 0) return;
       this.apply(batch);
       await this.flushOutbox();
@@ -365,12 +391,19 @@ export class ProjectionRunner {
 
   private apply(events: RecordedEvent[]): void {
     // The subscription and a catch-up may both deliver an event: what the checkpoint already covers is skipped.
-    const batch = this.checkpoint ? events.filter((e) => comparePositions(e.position, this.checkpoint!) > 0) : events;
+    let batch = this.checkpoint ? events.filter((e) => comparePositions(e.position, this.checkpoint!) > 0) : events;
     if (batch.length === 0) return;
+    const skipChange = this.options.skip ? batch.findIndex((e) => this.options.skip!.changedBy.has(e.type)) : -1;
+    // What follows such an event was read with the old answer: it is read again, with the new one.
+    if (skipChange >= 0) batch = batch.slice(0, skipChange + 1);
     this.options.beforeBatch?.(batch.length);
     this.applyBatch(batch);
     this.retryDelayMs = 0;
     this.checkpoint = batch[batch.length - 1]!.position;
+    if (skipChange >= 0 && this.subscription) {
+      this.dropSubscription();
+      if (!this.stopped) this.follow();
+    }
     void this.flushOutbox();
     this.notifyApplied(batch);
     if (this.waiters.length > 0) {

@@ -27,10 +27,10 @@ import {
   type EventStore,
   type EventToAppend,
   type ExpectedRevision,
-  type LogPosition,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type SubscribeToAllOptions,
   type Subscription,
   WrongExpectedRevisionError,
   comparePositions,
@@ -100,16 +100,18 @@ export class EsdbEventStore implements EventStore {
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const max = options.maxCount ?? 1000;
+    const skipped = skippedTypes(options.skipTypes);
     const out: RecordedEvent[] = [];
-    // ESDB reads from a position inclusively; our port reads strictly after it.
+    // ESDB reads from a position inclusively; our port reads strictly after it. Skipped types
+    // are left out here, so with some the read runs on until `max` events are kept.
     const read = this.client.readAll({
       fromPosition: options.after ?? START,
       direction: FORWARDS,
-      maxCount: max + 1,
+      ...(skipped ? {} : { maxCount: max + 1 }),
     });
     for await (const resolved of read) {
       const e = toRecorded(resolved);
-      if (!e) continue;
+      if (!e || skipped?.has(e.type)) continue;
       if (options.after && comparePositions(e.position, options.after) <= 0) continue;
       out.push(e);
       if (out.length >= max) break;
@@ -117,7 +119,8 @@ export class EsdbEventStore implements EventStore {
     return out;
   }
 
-  subscribeToAll(options: { after?: LogPosition } = {}): Subscription {
+  subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
+    const skipped = skippedTypes(options.skipTypes);
     const subscription = this.client.subscribeToAll({
       fromPosition: options.after ?? START,
       filter: excludeSystemEvents(),
@@ -129,7 +132,7 @@ export class EsdbEventStore implements EventStore {
       async *[Symbol.asyncIterator]() {
         for await (const resolved of subscription) {
           const e = toRecorded(resolved);
-          if (!e) continue;
+          if (!e || skipped?.has(e.type)) continue;
           // Subscriptions from a position already skip it; this guards the START case.
           if (options.after && comparePositions(e.position, options.after) <= 0) continue;
           yield e;
@@ -141,6 +144,11 @@ export class EsdbEventStore implements EventStore {
   async close(): Promise<void> {
     await this.client.dispose();
   }
+}
+
+/** The types a read leaves out, or null for none. */
+function skippedTypes(types: readonly string[] | undefined): ReadonlySet<string> | null {
+  return types && types.length > 0 ? new Set(types) : null;
 }
 
 function toEsdbExpected(expected: ExpectedRevision): AppendExpectedRevision {

@@ -46,10 +46,19 @@ export interface ReadStreamOptions {
   maxCount?: number;
 }
 
-export interface ReadAllOptions {
+export interface ReadAllOptions extends SubscribeToAllOptions {
+  maxCount?: number;
+}
+
+export interface SubscribeToAllOptions {
   /** Read events strictly after this position; from the start when absent. */
   after?: LogPosition;
-  maxCount?: number;
+  /**
+   * Events of these types are left out, as if the log did not hold them: a reader that
+   * would ignore them (webhook delivery while no endpoint takes fixes) then neither reads
+   * nor parses them. `maxCount` counts the events returned, not those skipped.
+   */
+  skipTypes?: readonly string[];
 }
 
 export interface Subscription extends AsyncIterable<RecordedEvent> {
@@ -68,7 +77,7 @@ export interface EventStore {
   /** Events of every stream in commit order (system events excluded). */
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Catch-up subscription to every event after `after` (or from the start), then live. */
-  subscribeToAll(options?: { after?: LogPosition }): Subscription;
+  subscribeToAll(options?: SubscribeToAllOptions): Subscription;
   close(): Promise<void>;
 }
 

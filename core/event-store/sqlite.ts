@@ -27,10 +27,10 @@ import {
   type EventStore,
   type EventToAppend,
   type ExpectedRevision,
-  type LogPosition,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type SubscribeToAllOptions,
   type Subscription,
   WrongExpectedRevisionError,
 } from './port.js';
@@ -51,6 +51,7 @@ interface PendingAppend {
 
 interface FollowState {
   cursor: number;
+  skipTypes: readonly string[] | undefined;
   stopped: boolean;
   wake: (() => void) | null;
   onCommit: () => void;
@@ -122,6 +123,9 @@ export class SqliteEventStore implements EventStore {
   private readonly streamIndex: StreamIndex;
   private readonly readAllStatement: Database.Statement;
   private readonly streamNameStatement: Database.Statement;
+  private readonly logEndStatement: Database.Statement;
+  /** Reads that skip event types, by the number of types they skip. */
+  private readonly skippingStatements = new Map<number, Database.Statement>();
   /** Stream id -> name, for the streams `readAll` met (ids never change once committed). */
   private readonly streamNames = new Map<number, string>();
 
@@ -143,6 +147,7 @@ export class SqliteEventStore implements EventStore {
       )
       .raw(true);
     this.streamNameStatement = this.db.prepare('SELECT name FROM streams WHERE id = ?').pluck();
+    this.logEndStatement = this.db.prepare('SELECT coalesce(max(position), 0) FROM events').pluck();
     this.writerSettings = {
       path,
       synchronous: options.synchronous ?? 'FULL',
@@ -272,11 +277,43 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
-    return this.readAllSync(options.after ? Number(options.after.commit) : 0, options.maxCount ?? 1000);
+    return this.readAfter(options.after ? Number(options.after.commit) : 0, options.maxCount ?? 1000, options.skipTypes).events;
   }
 
-  private readAllSync(afterPosition: number, maxCount: number): RecordedEvent[] {
-    const rows = this.readAllStatement.all(afterPosition, maxCount) as RawEventRow[];
+  /**
+   * Up to `maxCount` events after `afterPosition`, and the position read through: the last
+   * event's, or with `skipTypes` the log's end as this read saw it when fewer than `maxCount`
+   * events were left, so a follower moves past events it skipped.
+   */
+  private readAfter(afterPosition: number, maxCount: number, skipTypes?: readonly string[]): { events: RecordedEvent[]; through: number } {
+    if (!skipTypes || skipTypes.length === 0) {
+      const events = this.toEvents(this.readAllStatement.all(afterPosition, maxCount) as RawEventRow[]);
+      return { events, through: events.length > 0 ? Number(events[events.length - 1]!.position.commit) : afterPosition };
+    }
+    // The end first, then the events up to it: an append committed between the two is read next time.
+    const end = this.logEndStatement.get() as number;
+    const rows = this.skippingStatement(skipTypes.length).all(afterPosition, end, ...skipTypes, maxCount) as RawEventRow[];
+    const events = this.toEvents(rows);
+    return { events, through: rows.length < maxCount ? Math.max(end, afterPosition) : rows[rows.length - 1]![0] };
+  }
+
+  /** The read of events after a position up to another, leaving out `types` types (their names bound). */
+  private skippingStatement(types: number): Database.Statement {
+    let statement = this.skippingStatements.get(types);
+    if (!statement) {
+      statement = this.db
+        .prepare(
+          `SELECT position, event_id, stream_id, revision, type, data, metadata, created FROM events
+           WHERE position > ? AND position <= ? AND type NOT IN (${Array<string>(types).fill('?').join(', ')})
+           ORDER BY position ASC LIMIT ${boundLimit()}`,
+        )
+        .raw(true);
+      this.skippingStatements.set(types, statement);
+    }
+    return statement;
+  }
+
+  private toEvents(rows: RawEventRow[]): RecordedEvent[] {
     const events = new Array<RecordedEvent>(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]!;
@@ -304,9 +341,10 @@ export class SqliteEventStore implements EventStore {
     return name;
   }
 
-  subscribeToAll(options: { after?: LogPosition } = {}): Subscription {
+  subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
     const state: FollowState = {
       cursor: options.after ? Number(options.after.commit) : 0,
+      skipTypes: options.skipTypes,
       stopped: false,
       wake: null,
       onCommit: () => state.wake?.(),
@@ -328,18 +366,21 @@ export class SqliteEventStore implements EventStore {
   private async *follow(state: FollowState): AsyncGenerator<RecordedEvent> {
     try {
       while (!state.stopped && !this.closed) {
-        const batch = this.readAllSync(state.cursor, FOLLOW_BATCH);
+        const { events: batch, through } = this.readAfter(state.cursor, FOLLOW_BATCH, state.skipTypes);
         if (batch.length > 0) {
           for (const e of batch) {
             if (state.stopped) return;
             state.cursor = Number(e.position.commit);
             yield e;
           }
+          state.cursor = through;
           // A subscriber with a backlog would otherwise read the next batch within the same run of
           // microtasks, and sockets, timers and HTTP on this thread would wait until it caught up.
           await new Promise<void>((resolve) => setImmediate(resolve));
           continue;
         }
+        // Skipped events read through are not read again.
+        state.cursor = through;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, POLL_MS);
           state.wake = () => {

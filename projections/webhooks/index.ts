@@ -70,7 +70,10 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
     const projector = webhookProjector(endpoints, (id) => ownsEndpoint(shard, id));
     // Batches of at most PROJECTOR_BATCH events: the dispatcher shares this thread, and a long
     // transaction would hold its sends (and let customers' token buckets fill past their capacity unused).
-    this.runner = new ProjectionRunner(o.store, this.db, [projector], o.log.child({ part: 'webhook-projector' }), { maxBatch: PROJECTOR_BATCH });
+    this.runner = new ProjectionRunner(o.store, this.db, [projector], o.log.child({ part: 'webhook-projector' }), {
+      maxBatch: PROJECTOR_BATCH,
+      skip: projector.skip,
+    });
     this.dispatcher = new WebhookDispatcher({ ...o, db: this.db, endpoints });
     this.runner.onApplied(() => {
       this.dispatcher.accept(projector.takeHandOff());

@@ -20,6 +20,7 @@ import { positionToString } from '../../core/event-store/port.js';
 import { newId } from '../../core/ids.js';
 import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
 import { batchHandler, type EventHandler, type Projection } from '../projection.js';
+import type { SkipTypes } from '../runner.js';
 import type { EventKind } from '../../core/alarms.js';
 import type { HandOff, LaneRef } from './dispatcher.js';
 import type { EndpointCache } from './endpoint-cache.js';
@@ -35,7 +36,14 @@ interface EndpointFilter {
 export interface WebhookProjector extends Projection {
   /** What was queued since the last call, for the dispatcher; call it once the batch is committed. */
   takeHandOff(): HandOff;
+  /** Fixes are not read while no enabled endpoint takes `position.updated` (most of the log, parsed for nothing). */
+  skip: SkipTypes;
 }
+
+/** The events after which the endpoints' kinds may differ (reloadFilters). */
+const ENDPOINT_CHANGES: ReadonlySet<string> = new Set(['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDisabled', 'WebhookEndpointDeleted']);
+const FIXES: readonly string[] = ['PositionRecorded'];
+const NOTHING: readonly string[] = [];
 
 const emptyHandOff = (): HandOff => ({ customers: new Set(), rates: new Set(), rows: [], untrack: [] });
 
@@ -45,8 +53,10 @@ const emptyHandOff = (): HandOff => ({ customers: new Set(), rates: new Set(), r
  */
 export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: string) => boolean = () => true): WebhookProjector {
   let handOff = emptyHandOff();
+  let fixesWanted = false;
   return {
     name: 'webhooks',
+    skip: { types: () => (fixesWanted ? NOTHING : FIXES), changedBy: ENDPOINT_CHANGES },
     migrate() {
       // openDeliveryDb creates the tables: they must exist before the runner reads its checkpoint.
     },
@@ -68,6 +78,7 @@ export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: str
             rows.map((r) => ({ webhook_id: r.webhook_id, kinds: kindsMatching(JSON.parse(r.events) as string[]), device_ids: r.device_ids ? new Set(JSON.parse(r.device_ids)) : null })),
           );
         }
+        fixesWanted = [...filters.values()].some((endpoints) => endpoints.some((f) => f.kinds.has('position.updated')));
       };
       for (const c of q.customersWithEndpoints.pluck().all() as string[]) reloadFilters(c);
       /** Whether an endpoint of the customer takes `kind`: most fixes go to nobody, and build no payload. */

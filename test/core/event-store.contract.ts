@@ -106,6 +106,37 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       await store.close();
     });
 
+    it('reads and follows the log without the event types asked to skip', async () => {
+      const store = await open();
+      const stream = unique();
+      const skipped = (i: number) => ({ ...customerCreated(`skipped ${i}`), type: 'Skipped' }) as unknown as EventToAppend<DomainEvent>;
+      const first = await store.appendToStream(stream, [customerCreated('a')]);
+      // More skipped events than a subscription reads at once.
+      await store.appendToStream(stream, Array.from({ length: 2500 }, (_, i) => skipped(i)));
+      await store.appendToStream(stream, [customerCreated('b'), skipped(-1), customerCreated('c')]);
+      const names = (events: RecordedEvent[]) => events.filter((e) => e.stream === stream).map((e) => (e.data as { name: string }).name);
+      expect(names(await store.readAll({ after: first.position, maxCount: 100, skipTypes: ['Skipped'] }))).toEqual(['b', 'c']);
+      // maxCount counts the events read, not those skipped.
+      expect(names(await store.readAll({ after: first.position, maxCount: 1, skipTypes: ['Skipped'] }))).toEqual(['b']);
+      expect(await store.readAll({ after: first.position, maxCount: 10 })).toHaveLength(10);
+
+      const sub = store.subscribeToAll({ after: { commit: first.position.commit - 1n, prepare: first.position.prepare - 1n }, skipTypes: ['Skipped'] });
+      const seen: string[] = [];
+      const done = (async () => {
+        for await (const e of sub) {
+          if (e.stream !== stream) continue;
+          seen.push((e.data as { name: string }).name);
+          if (seen.length === 4) break;
+        }
+      })();
+      await store.appendToStream(stream, [skipped(-2)]);
+      await store.appendToStream(stream, [customerCreated('d')]);
+      await done;
+      await sub.close();
+      expect(seen).toEqual(['a', 'b', 'c', 'd']);
+      await store.close();
+    });
+
     it('a catch-up subscription delivers history, then live events', async () => {
       const store = await open();
       const stream = unique();

@@ -62,16 +62,20 @@ async function setup() {
     ]);
     return { customerId, deviceId };
   }
-  async function endpoint(customerId: string, receiver: WebhookReceiver, events: string[] = ['*'], url = receiver.url) {
+  /** An endpoint's creation, not appended yet. */
+  function endpointCreated(customerId: string, receiver: WebhookReceiver, events: string[] = ['*'], url = receiver.url) {
     const webhookId = newId('whk', clock.now());
     const secret = generateWebhookSecret();
-    const { position } = await append(streams.webhook(webhookId), [
-      {
-        id: randomUuid(),
-        type: 'WebhookEndpointCreated',
-        data: { webhook_id: webhookId, customer_id: customerId, url, events, device_ids: null, description: null, enabled: true, secret_ciphertext: box.seal(secret), created_at: clock.now() },
-      },
-    ]);
+    const event: EventToAppend = {
+      id: randomUuid(),
+      type: 'WebhookEndpointCreated',
+      data: { webhook_id: webhookId, customer_id: customerId, url, events, device_ids: null, description: null, enabled: true, secret_ciphertext: box.seal(secret), created_at: clock.now() },
+    };
+    return { webhookId, secret, stream: streams.webhook(webhookId), event };
+  }
+  async function endpoint(customerId: string, receiver: WebhookReceiver, events: string[] = ['*'], url = receiver.url) {
+    const { webhookId, secret, stream, event } = endpointCreated(customerId, receiver, events, url);
+    const { position } = await append(stream, [event]);
     await delivery.waitFor(position);
     return { webhookId, secret };
   }
@@ -99,7 +103,7 @@ async function setup() {
     await until(() => delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.attempts === 1);
     return { rx, cus, dev, webhookId, failed: delivery.reads.deliveries(cus, webhookId, null, 1)[0]! };
   }
-  return { store, clock, delivery, append, customer, device, endpoint, receiver, fixes, oneDeviceEndpoint, firstDeliveryFailed };
+  return { dir, store, clock, box, delivery, append, customer, device, endpointCreated, endpoint, receiver, fixes, oneDeviceEndpoint, firstDeliveryFailed };
 }
 
 describe('webhook delivery', () => {
@@ -248,6 +252,51 @@ describe('webhook delivery', () => {
       const speeds = got.filter((r) => r.json.device_id === deviceId).map((r) => r.json.position.speed_kmh);
       expect(speeds).toEqual(Array.from({ length: n }, (_, i) => i));
     }
+  });
+
+  it('sends the fixes after an endpoint that takes them was created, read with it while no endpoint took fixes', async () => {
+    const s = await setup();
+    const cus = await s.customer();
+    const dev = await s.device(cus);
+    // Only device.* endpoints so far: the projector reads the log without fixes.
+    await s.endpoint(cus, await s.receiver(), ['device.*']);
+    const rx = await s.receiver();
+    const created = s.endpointCreated(cus, rx, ['position.updated']);
+    const t0 = s.clock.now() - 60_000;
+    // Issued together, so the projector may read them at once: the fixes after the creation come with it.
+    await Promise.all([
+      s.append(streams.telemetry(dev.deviceId), [0, 1, 2].map((i) => positionRecorded(dev, t0 + i * 1000, { speed_kmh: i }))),
+      s.append(created.stream, [created.event]),
+      s.append(streams.telemetry(dev.deviceId), [3, 4].map((i) => positionRecorded(dev, t0 + i * 1000, { speed_kmh: i }))),
+    ]);
+    await s.fixes(dev, 1, t0 + 5000);
+    const got = await rx.waitFor(3);
+    // The last came after the others in the device's order: nothing before the creation is queued ahead of them.
+    expect(got.map((r) => r.json.position.speed_kmh)).toEqual([3, 4, 0]);
+  });
+
+  it('sends the fixes after an endpoint that takes them when its delivery starts on a log that holds both', async () => {
+    const s = await setup();
+    const cus = await s.customer();
+    const dev = await s.device(cus);
+    await s.endpoint(cus, await s.receiver(), ['device.*']);
+    const rx = await s.receiver();
+    const created = s.endpointCreated(cus, rx, ['position.updated']);
+    const t0 = s.clock.now() - 60_000;
+    await s.fixes(dev, 3, t0);
+    await s.append(created.stream, [created.event]);
+    await s.append(streams.telemetry(dev.deviceId), [3, 4].map((i) => positionRecorded(dev, t0 + i * 1000, { speed_kmh: i })));
+    // A delivery of its own over the same log, from an empty database: its start reads the log without fixes up to the creation.
+    const fresh = new WebhookDelivery({
+      store: s.store, clock: s.clock, log: silentLogger, dbPath: join(s.dir, 'webhooks-fresh.sqlite'), box: s.box, allowPrivate: true, enterprisePerS: 1000, random: () => 0.5,
+    });
+    await fresh.start();
+    cleanups.push(() => fresh.stop());
+    // Both deliveries send to the receiver: each sends the two fixes after the creation, and nothing else.
+    const got = await rx.waitFor(4);
+    expect(got.map((r) => r.json.position.speed_kmh).sort()).toEqual([3, 3, 4, 4]);
+    const endpointId = created.webhookId;
+    expect(fresh.reads.deliveries(cus, endpointId, null, 10).map((d) => d.kind)).toEqual(['position.updated', 'position.updated']);
   });
 
   it("holds an Enterprise customer to its agreed rate once it is set", async () => {
