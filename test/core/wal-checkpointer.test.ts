@@ -3,7 +3,7 @@
  * commits never checkpoint still has its WAL folded back into its file, by a
  * connection in another thread.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -50,6 +50,19 @@ describe('WAL checkpointer', () => {
     writeRows(db);
     await until(() => statSync(path).size >= ROWS * ROW_BYTES, 20_000, 'the rows copied from the WAL into the file');
     expect(db.prepare('SELECT count(*) FROM t').pluck().get()).toBe(ROWS);
+  });
+
+  it('leaves the owner checkpointing at its commits when its thread cannot open the file (closed and removed first)', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fleet-wal-'));
+    const path = join(dir, 'moved.sqlite');
+    const db = openPrivateSqlite(path);
+    open.push({ db });
+    // The owner's connection stays open on the moved file; the thread finds nothing at the old name.
+    renameSync(path, join(dir, 'elsewhere.sqlite'));
+    const checkpointer = checkpointInBackground(db);
+    open[0]!.checkpointer = checkpointer;
+    await until(() => db.pragma('wal_autocheckpoint', { simple: true }) !== 0, 20_000, 'automatic checkpoints back on');
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
   });
 
   it('leaves the WAL alone without it: the same writes with automatic checkpoints off stay in the WAL', () => {
