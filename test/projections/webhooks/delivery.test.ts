@@ -103,7 +103,20 @@ async function setup() {
     await until(() => delivery.reads.deliveries(cus, webhookId, null, 1)[0]?.attempts === 1);
     return { rx, cus, dev, webhookId, failed: delivery.reads.deliveries(cus, webhookId, null, 1)[0]! };
   }
-  return { dir, store, clock, box, delivery, append, customer, device, endpointCreated, endpoint, receiver, fixes, oneDeviceEndpoint, firstDeliveryFailed };
+  /**
+   * A customer with a device and a device.* endpoint (the projector reads no fixes), and the creation of an endpoint
+   * for fixes on `rx`, not appended yet; `at(speeds)` appends a fix per speed, `speed` seconds after `t0`.
+   */
+  async function fixesEndpointToCome() {
+    const cus = await customer();
+    const dev = await device(cus);
+    await endpoint(cus, await receiver(), ['device.*']);
+    const rx = await receiver();
+    const t0 = clock.now() - 60_000;
+    const at = (speeds: number[]) => append(streams.telemetry(dev.deviceId), speeds.map((i) => positionRecorded(dev, t0 + i * 1000, { speed_kmh: i })));
+    return { cus, dev, rx, created: endpointCreated(cus, rx, ['position.updated']), at };
+  }
+  return { dir, store, clock, box, delivery, append, customer, device, endpoint, receiver, fixes, oneDeviceEndpoint, firstDeliveryFailed, fixesEndpointToCome };
 }
 
 describe('webhook delivery', () => {
@@ -256,20 +269,10 @@ describe('webhook delivery', () => {
 
   it('sends the fixes after an endpoint that takes them was created, read with it while no endpoint took fixes', async () => {
     const s = await setup();
-    const cus = await s.customer();
-    const dev = await s.device(cus);
-    // Only device.* endpoints so far: the projector reads the log without fixes.
-    await s.endpoint(cus, await s.receiver(), ['device.*']);
-    const rx = await s.receiver();
-    const created = s.endpointCreated(cus, rx, ['position.updated']);
-    const t0 = s.clock.now() - 60_000;
+    const { dev, rx, created, at } = await s.fixesEndpointToCome();
     // Issued together, so the projector may read them at once: the fixes after the creation come with it.
-    await Promise.all([
-      s.append(streams.telemetry(dev.deviceId), [0, 1, 2].map((i) => positionRecorded(dev, t0 + i * 1000, { speed_kmh: i }))),
-      s.append(created.stream, [created.event]),
-      s.append(streams.telemetry(dev.deviceId), [3, 4].map((i) => positionRecorded(dev, t0 + i * 1000, { speed_kmh: i }))),
-    ]);
-    await s.fixes(dev, 1, t0 + 5000);
+    await Promise.all([at([0, 1, 2]), s.append(created.stream, [created.event]), at([3, 4])]);
+    await s.fixes(dev, 1, s.clock.now());
     const got = await rx.waitFor(3);
     // The last came after the others in the device's order: nothing before the creation is queued ahead of them.
     expect(got.map((r) => r.json.position.speed_kmh)).toEqual([3, 4, 0]);
@@ -277,15 +280,10 @@ describe('webhook delivery', () => {
 
   it('sends the fixes after an endpoint that takes them when its delivery starts on a log that holds both', async () => {
     const s = await setup();
-    const cus = await s.customer();
-    const dev = await s.device(cus);
-    await s.endpoint(cus, await s.receiver(), ['device.*']);
-    const rx = await s.receiver();
-    const created = s.endpointCreated(cus, rx, ['position.updated']);
-    const t0 = s.clock.now() - 60_000;
-    await s.fixes(dev, 3, t0);
+    const { cus, rx, created, at } = await s.fixesEndpointToCome();
+    await at([0, 1, 2]);
     await s.append(created.stream, [created.event]);
-    await s.append(streams.telemetry(dev.deviceId), [3, 4].map((i) => positionRecorded(dev, t0 + i * 1000, { speed_kmh: i })));
+    await at([3, 4]);
     // A delivery of its own over the same log, from an empty database: its start reads the log without fixes up to the creation.
     const fresh = new WebhookDelivery({
       store: s.store, clock: s.clock, log: silentLogger, dbPath: join(s.dir, 'webhooks-fresh.sqlite'), box: s.box, allowPrivate: true, enterprisePerS: 1000, random: () => 0.5,
@@ -295,8 +293,7 @@ describe('webhook delivery', () => {
     // Both deliveries send to the receiver: each sends the two fixes after the creation, and nothing else.
     const got = await rx.waitFor(4);
     expect(got.map((r) => r.json.position.speed_kmh).sort()).toEqual([3, 3, 4, 4]);
-    const endpointId = created.webhookId;
-    expect(fresh.reads.deliveries(cus, endpointId, null, 10).map((d) => d.kind)).toEqual(['position.updated', 'position.updated']);
+    expect(fresh.reads.deliveries(cus, created.webhookId, null, 10).map((d) => d.kind)).toEqual(['position.updated', 'position.updated']);
   });
 
   it("holds an Enterprise customer to its agreed rate once it is set", async () => {
