@@ -110,7 +110,7 @@ export interface RunnerOptions {
 
 /** What a runner's projections ignore, as they say before each read of the log. */
 export interface SkipTypes {
-  /** The types to leave out of the next read, asked with every event before it applied. */
+  /** The types to leave out of the next read, asked once every event read before it is applied. */
   types(): readonly string[];
   /**
    * Types of the events after which `types()` may say otherwise (an endpoint created): a batch
@@ -400,9 +400,9 @@ export class ProjectionRunner {
     this.applyBatch(batch);
     this.retryDelayMs = 0;
     this.checkpoint = batch[batch.length - 1]!.position;
-    if (skipChange >= 0 && this.subscription) {
+    if (skipChange >= 0 && this.subscription && !this.stopped) {
       this.dropSubscription();
-      if (!this.stopped) this.follow();
+      this.follow();
     }
     void this.flushOutbox();
     this.notifyApplied(batch);
