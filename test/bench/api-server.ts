@@ -1,31 +1,28 @@
 /**
  * The server side of the API benchmark, run as a child process so the load client
- * does not share its event loop. Seeds a fleet straight into the store, lets
- * the projections catch up, then serves (1) the real API and (2) a bare
- * Fastify app whose static routes answer with bodies of the same sizes.
- * Prints one JSON line with the ports, the API key and the body sizes.
+ * does not share its event loop. Seeds a fleet straight into a store, starts the
+ * platform on it as users do (`dist/main.js`, every role, in a process of its own),
+ * and serves a bare Fastify app whose static routes answer with the bodies the
+ * platform gave, byte for byte. Prints one JSON line with the ports, the platform's
+ * process id, the API key and the body sizes.
  */
 import Fastify from 'fastify';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '../../api/app.js';
-import { runnerView } from '../../projections/view.js';
 import { systemClock } from '../../core/clock.js';
 import type { EventToAppend } from '../../core/event-store/port.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { newId, randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
-import { silentLogger } from '../../core/logger.js';
-import { SecretBox } from '../../core/secret-box.js';
 import { streams } from '../../core/streams.js';
 import { createCustomer, setCustomerRateLimit } from '../../core/commands/customers.js';
-import { historyItemJson } from '../../api/history-item.js';
-import { ProjectionRunner, historyDbPath, openHistoryReads, openReadModelDb, readModelProjections, startHistory } from '../../projections/index.js';
+import { platformEnv, startPlatformProcess } from '../support/platform-process.js';
 
 export interface ApiBenchTargets {
+  /** The platform's HTTP port, and its process (for its CPU time). */
   api: number;
+  apiPid: number;
   reference: number;
   apiKey: string;
   historyDevice: string;
@@ -79,30 +76,18 @@ function fix(deviceId: string, customerId: string, t: number, n: number): EventT
 async function main(): Promise<void> {
   const devices = Number(process.argv[2] ?? '10000');
   const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-api-'));
-  const store = new SqliteEventStore(join(dir, 'events.sqlite'), { synchronous: 'OFF' });
+  const dataDir = join(dir, 'data');
+  const store = new SqliteEventStore(join(dataDir, 'events.sqlite'), { synchronous: 'OFF' });
   const customer = await createCustomer(store, systemClock, { name: 'Bench Fleet', plan: 'enterprise' });
   // The bench measures the API, not the plan's limit: the limiter still runs, with an agreed budget the load cannot exhaust.
   await setCustomerRateLimit(store, systemClock, customer.customer_id, { per_minute: 1e12, burst: 1e12 });
   const ids = await seed(store, customer.customer_id, devices, 20_000);
-  const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
-  const runner = new ProjectionRunner(store, db, readModelProjections(), silentLogger);
-  await runner.start();
-  const history = await startHistory(store, historyDbPath(dir), historyItemJson, silentLogger);
-  const historyReads = openHistoryReads(historyDbPath(dir));
-  const app = await buildApp(
-    {
-      store,
-      clock: systemClock,
-      readModelDb: db,
-      historyDbPath: historyDbPath(dir),
-      secretBox: SecretBox.fromKey(randomBytes(32)),
-      waitFor: (p) => runner.waitFor(p),
-      catchUp: () => runner.catchUp(),
-      projections: runnerView(runner, historyReads, store, systemClock),
-    },
-    silentLogger,
-  );
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await store.close();
+  // The platform as `npm start` runs it (every role): its banner comes once the read models and the history have caught up.
+  const { env, ports } = await platformEnv(dataDir);
+  // FLEET_BENCH_NODE_ARGS: node flags for the platform process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const platform = await startPlatformProcess(env, [], nodeArgs);
 
   const auth = { authorization: `Bearer ${customer.api_key}` };
   const historyFrom = new Date(T0).toISOString();
@@ -115,9 +100,9 @@ async function main(): Promise<void> {
   const reference = Fastify({ logger: false });
   const paths: ApiBenchTargets['paths'] = [];
   for (const [i, m] of measured.entries()) {
-    const res = await app.inject({ method: 'GET', url: m.path, headers: auth });
-    if (res.statusCode !== 200) throw new Error(`${m.path}: ${res.statusCode} ${res.body}`);
-    const body = res.body;
+    const res = await fetch(`http://127.0.0.1:${ports.http}${m.path}`, { headers: auth });
+    const body = await res.text();
+    if (res.status !== 200) throw new Error(`${m.path}: ${res.status} ${body}`);
     const staticPath = `/static/${i}`;
     // Prebuilt bytes: the fastest a route can answer with this body.
     const bytes = Buffer.from(body);
@@ -125,13 +110,11 @@ async function main(): Promise<void> {
     paths.push({ ...m, bytes: Buffer.byteLength(body), staticPath });
   }
   await reference.listen({ host: '127.0.0.1', port: 0 });
-  const portOf = (s: typeof app.server) => {
-    const a = s.address();
-    return typeof a === 'object' && a ? a.port : 0;
-  };
+  const address = reference.server.address();
   const targets: ApiBenchTargets = {
-    api: portOf(app.server),
-    reference: portOf(reference.server),
+    api: ports.http,
+    apiPid: platform.child.pid!,
+    reference: typeof address === 'object' && address ? address.port : 0,
     apiKey: customer.api_key,
     historyDevice: ids[0]!,
     historyFrom,
@@ -140,13 +123,8 @@ async function main(): Promise<void> {
   process.stdout.write(JSON.stringify({ targets }) + '\n');
   process.on('SIGTERM', () => {
     void (async () => {
-      await app.close();
       await reference.close();
-      await runner.stop();
-      await history.stop();
-      historyReads.close();
-      await store.close();
-      db.close();
+      await platform.stop();
       rmSync(dir, { recursive: true, force: true });
       process.exit(0);
     })();

@@ -1,10 +1,11 @@
 /**
  * API throughput: a lean load client (test/bench/http-load.ts, in this
- * process) against the real API (latest positions over a 10k-device fleet,
- * position history), every list walked page by page along its cursors, and in the same
- * run, against static Fastify routes answering bodies of the same sizes. Both
- * servers live in one child process; its CPU time is printed next to the
- * client's, so a reference that did not keep the server's core busy shows.
+ * process) against the platform as `npm start` runs it (latest positions over
+ * a 10k-device fleet, position history), every list walked page by page along
+ * its cursors, and in the same run, against static Fastify routes answering
+ * bodies of the same sizes from a process of their own (api-server.ts, which
+ * also starts the platform). Each server's CPU time is printed next to the
+ * client's, so a reference that did not keep its core busy shows.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -46,9 +47,8 @@ function combine(rounds: Figure[]): Figure {
  * `only`: run just the paths whose name contains it (e.g. `history`).
  */
 export async function runApiBench(devices = 10_000, seconds = 5, rounds = 2, only?: string): Promise<void> {
-  // FLEET_BENCH_NODE_ARGS: node flags for the API server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
-  const execArgv = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = fork(SERVER, [String(devices)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv });
+  // FLEET_BENCH_NODE_ARGS (node flags, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") reach the platform's process through the env.
+  const child = fork(SERVER, [String(devices)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv: [] });
   try {
     const targets = await new Promise<ApiBenchTargets>((resolve, reject) => {
       let out = '';
@@ -67,7 +67,7 @@ export async function runApiBench(devices = 10_000, seconds = 5, rounds = 2, onl
       const apiRounds: Figure[] = [];
       for (let round = 0; round < rounds; round++) {
         staticRounds.push(await load(child.pid!, targets.reference, p.staticPath, {}, seconds));
-        apiRounds.push(await load(child.pid!, targets.api, p.path, { authorization: `Bearer ${targets.apiKey}` }, seconds));
+        apiRounds.push(await load(targets.apiPid, targets.api, p.path, { authorization: `Bearer ${targets.apiKey}` }, seconds));
       }
       const reference = combine(staticRounds);
       const api = combine(apiRounds);
