@@ -1,9 +1,9 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--open-devices N (0: none)] [--open-duration S] | decode | api [--devices N] [--duration S] [--rounds R] [--only history] | geofences | rebuild [--events N] | stream-index [--devices N] [--per-stream N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
+/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--only reference,gateway,platform] [--open-devices N (0: none)] [--open-duration S] | decode | api [--devices N] [--duration S] [--rounds R] [--only history] | geofences | rebuild [--events N] | stream-index [--devices N] [--per-stream N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
 import { runGeofenceBench } from './geofences.js';
-import { runIngestBench } from './ingest.js';
+import { TARGETS, runIngestBench, type Target } from './ingest.js';
 import { runRebuildBench } from './rebuild.js';
 import { runStreamIndexBench } from './stream-index.js';
 import { runWebhookBench } from './webhooks.js';
@@ -36,6 +36,7 @@ async function main(): Promise<void> {
         openDevices: Number(values['open-devices'] ?? 15_000),
         openIntervalS: 5,
         openSeconds: Number(values['open-duration'] ?? 30),
+        ...(values.only === undefined ? {} : { only: ingestTargets(values.only) }),
       });
     }
     else if (name === 'api') {
@@ -54,6 +55,14 @@ async function main(): Promise<void> {
     else if (name === 'stream-index') runStreamIndexBench(Number(values.devices ?? 15_000), Number(values['per-stream'] ?? 1_500));
     else throw new Error(`unknown benchmark ${name}; try ingest, decode, api, geofences, rebuild, stream-index or webhooks`);
   }
+}
+
+/** `--only` of the ingest bench: servers named with commas, each one of TARGETS. */
+function ingestTargets(text: string): Target[] {
+  const names = text.split(',').map((n) => n.trim());
+  const unknown = names.filter((n) => !(TARGETS as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0) throw new Error(`--only takes ${TARGETS.join(', ')} (comma-separated); got ${text}`);
+  return names as Target[];
 }
 
 main().catch((err: unknown) => {
