@@ -15,17 +15,16 @@ port.on('message', (message: HistoryPageQuery | 'close') => {
     port.close();
     return;
   }
-  let reply: HistoryPageReply;
   try {
     db ??= new Database(path, { readonly: true, fileMustExist: true });
-    const page = historyPage(db, message);
-    reply = { items: page.items, next: page.next };
+    const { items, next } = historyPage(db, message);
+    const reply: HistoryPageReply = { items, next };
+    // SQLite's blob comes back in a buffer of its own: handed over without a copy (a pooled one would be copied).
+    const ownsBuffer = items !== null && items.byteOffset === 0 && items.byteLength === items.buffer.byteLength;
+    port.postMessage(reply, ownsBuffer ? [items.buffer as ArrayBuffer] : []);
   } catch (err) {
     // A failed read fails its request only (a 500 with the API's problem body); the thread reads on.
-    reply = { error: err instanceof Error ? err.message : String(err) };
+    const reply: HistoryPageReply = { error: err instanceof Error ? err.message : String(err) };
+    port.postMessage(reply);
   }
-  const items = 'items' in reply ? reply.items : null;
-  // SQLite's blob comes back in a buffer of its own: handed over without a copy (a pooled one would be copied).
-  const ownsBuffer = items !== null && items.byteOffset === 0 && items.byteLength === items.buffer.byteLength;
-  port.postMessage(reply, ownsBuffer ? [items.buffer as ArrayBuffer] : []);
 });

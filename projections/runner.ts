@@ -393,7 +393,8 @@ export class ProjectionRunner {
     // The subscription and a catch-up may both deliver an event: what the checkpoint already covers is skipped.
     let batch = this.checkpoint ? events.filter((e) => comparePositions(e.position, this.checkpoint!) > 0) : events;
     if (batch.length === 0) return;
-    const skipChange = this.options.skip ? batch.findIndex((e) => this.options.skip!.changedBy.has(e.type)) : -1;
+    const changedBy = this.options.skip?.changedBy;
+    const skipChange = changedBy ? batch.findIndex((e) => changedBy.has(e.type)) : -1;
     // What follows such an event was read with the old answer: it is read again, with the new one.
     if (skipChange >= 0) batch = batch.slice(0, skipChange + 1);
     this.options.beforeBatch?.(batch.length);

@@ -286,15 +286,16 @@ export class SqliteEventStore implements EventStore {
    * events were left, so a follower moves past events it skipped.
    */
   private readAfter(afterPosition: number, maxCount: number, skipTypes?: readonly string[]): { events: RecordedEvent[]; through: number } {
-    if (!skipTypes || skipTypes.length === 0) {
-      const events = this.toEvents(this.readAllStatement.all(afterPosition, maxCount) as RawEventRow[]);
-      return { events, through: events.length > 0 ? Number(events[events.length - 1]!.position.commit) : afterPosition };
-    }
+    const skipping = skipTypes !== undefined && skipTypes.length > 0;
     // The end first, then the events up to it: an append committed between the two is read next time.
-    const end = this.logEndStatement.get() as number;
-    const rows = this.skippingStatement(skipTypes.length).all(afterPosition, end, ...skipTypes, maxCount) as RawEventRow[];
-    const events = this.toEvents(rows);
-    return { events, through: rows.length < maxCount ? Math.max(end, afterPosition) : rows[rows.length - 1]![0] };
+    const end = skipping ? (this.logEndStatement.get() as number) : 0;
+    const rows = (
+      skipping ? this.skippingStatement(skipTypes.length).all(afterPosition, end, ...skipTypes, maxCount) : this.readAllStatement.all(afterPosition, maxCount)
+    ) as RawEventRow[];
+    let through = rows.length > 0 ? rows[rows.length - 1]![0] : afterPosition;
+    // With types skipped, a read short of maxCount went through the end it saw.
+    if (skipping && rows.length < maxCount) through = Math.max(end, afterPosition);
+    return { events: this.toEvents(rows), through };
   }
 
   /** The read of events after a position up to another, leaving out `types` types (their names bound). */
@@ -367,20 +368,18 @@ export class SqliteEventStore implements EventStore {
     try {
       while (!state.stopped && !this.closed) {
         const { events: batch, through } = this.readAfter(state.cursor, FOLLOW_BATCH, state.skipTypes);
+        // Past what was read, skipped events included: a subscriber that stops midway reads no more.
+        state.cursor = through;
         if (batch.length > 0) {
           for (const e of batch) {
             if (state.stopped) return;
-            state.cursor = Number(e.position.commit);
             yield e;
           }
-          state.cursor = through;
           // A subscriber with a backlog would otherwise read the next batch within the same run of
           // microtasks, and sockets, timers and HTTP on this thread would wait until it caught up.
           await new Promise<void>((resolve) => setImmediate(resolve));
           continue;
         }
-        // Skipped events read through are not read again.
-        state.cursor = through;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, POLL_MS);
           state.wake = () => {
