@@ -1,4 +1,4 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--only reference,gateway,platform] [--open-devices N (0: none)] [--open-duration S] | decode | api [--devices N] [--duration S] [--rounds R] [--only history] | geofences | rebuild [--events N] | stream-index [--devices N] [--per-stream N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
+/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--only reference,gateway,platform] [--open-devices N (0: none)] [--open-duration S] | decode | api [--devices N] [--duration S] [--rounds R] [--warmup S] [--only history] | geofences | rebuild [--events N] | stream-index [--devices N] [--per-stream N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
@@ -23,6 +23,7 @@ async function main(): Promise<void> {
       'open-duration': { type: 'string' },
       only: { type: 'string' },
       'per-stream': { type: 'string' },
+      warmup: { type: 'string' },
     },
   });
   const which = positionals.length > 0 ? positionals : ['decode', 'ingest', 'api'];
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
       });
     }
     else if (name === 'api') {
-      await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5), Number(values.rounds), values.only);
+      await runApiBench(Number(values.devices ?? 10_000), Number(values.duration ?? 5), Number(values.rounds), values.only, Number(values.warmup ?? 10));
       if (values.only === undefined) runGeofenceBench();
     } else if (name === 'geofences') runGeofenceBench();
     else if (name === 'webhooks') {
