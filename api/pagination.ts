@@ -98,18 +98,42 @@ export class ListCursor<K> {
     private readonly sortKey: SortKey<K>,
   ) {}
 
-  encode(key: K, filters: Record<string, unknown>): string {
-    return Buffer.from(filterHash(this.list, filters) + SEPARATOR + this.sortKey.format(key)).toString('base64url');
+  /** The cursors of one request's filters. */
+  for(filters: Record<string, unknown>): FilteredCursor<K> {
+    return new FilteredCursor(this.list, filters, this.sortKey);
+  }
+}
+
+/**
+ * A list's cursors for one set of filters, as a request reads its cursor and
+ * writes the next one: the filters' hash is worked out once, when first needed
+ * (a first page without more after it needs none).
+ */
+export class FilteredCursor<K> {
+  private hash: string | null = null;
+
+  constructor(
+    private readonly list: string,
+    private readonly filters: Record<string, unknown>,
+    private readonly sortKey: SortKey<K>,
+  ) {}
+
+  private filterHash(): string {
+    return (this.hash ??= filterHash(this.list, this.filters));
+  }
+
+  encode(key: K): string {
+    return Buffer.from(this.filterHash() + SEPARATOR + this.sortKey.format(key)).toString('base64url');
   }
 
   /** The sort key the previous page ended on; null without a cursor. */
-  decode(cursor: string | undefined, filters: Record<string, unknown>): K | null {
+  decode(cursor: string | undefined): K | null {
     if (cursor === undefined) return null;
     if (!BASE64URL.test(cursor)) throw malformed();
     const text = Buffer.from(cursor, 'base64url').toString('utf8');
     const at = text.indexOf(SEPARATOR);
     if (at <= 0 || at === text.length - 1) throw malformed();
-    if (text.slice(0, at) !== filterHash(this.list, filters)) {
+    if (text.slice(0, at) !== this.filterHash()) {
       throw new ApiError(400, 'cursor_mismatch', 'The cursor was issued for another list or other filters; start again without it.', [
         { pointer: '/query/cursor', message: 'belongs to a different list or filter set' },
       ]);
@@ -120,11 +144,11 @@ export class ListCursor<K> {
   }
 
   /** The page envelope from rows fetched with limit + 1; `keyOf` gives the sort key of the last row. */
-  page<T>(rows: T[], limit: number, keyOf: (row: T) => K, filters: Record<string, unknown>): ListPage<T> {
+  page<T>(rows: T[], limit: number, keyOf: (row: T) => K): ListPage<T> {
     const hasMore = rows.length > limit;
     const data = hasMore ? rows.slice(0, limit) : rows;
     const last = data[data.length - 1];
-    return { data, pagination: { next_cursor: hasMore && last ? this.encode(keyOf(last), filters) : null, has_more: hasMore } };
+    return { data, pagination: { next_cursor: hasMore && last ? this.encode(keyOf(last)) : null, has_more: hasMore } };
   }
 }
 

@@ -93,9 +93,9 @@ export async function apiKeysRoutes(app: FastifyInstance, ctx: ApiContext, keyUs
     },
     async (request) => {
       const auth = authOf(request);
-      const filters = {};
-      const rows = apiKeyPage(db, auth.customerId, cursors.decode(request.query.cursor, filters), request.query.limit + 1);
-      const result = cursors.page(rows, request.query.limit, (k) => k.key_id, filters);
+      const cursor = cursors.for({});
+      const rows = apiKeyPage(db, auth.customerId, cursor.decode(request.query.cursor), request.query.limit + 1);
+      const result = cursor.page(rows, request.query.limit, (k) => k.key_id);
       return { data: result.data.map(keyBody), pagination: result.pagination };
     },
   );

@@ -78,14 +78,15 @@ export async function deviceRoutes(app: FastifyInstance, ctx: ApiContext): Promi
       const q = request.query;
       const statuses = q.status ? ([...new Set(q.status.split(','))] as DeviceStatus[]) : null;
       const filters = { group_id: q.group_id ?? null, status: statuses };
-      const afterId = cursors.decode(q.cursor, filters);
+      const cursor = cursors.for(filters);
+      const afterId = cursor.decode(q.cursor);
       const rows = devicePage(ctx.readModelDb, auth.customerId, {
         afterId,
         limit: q.limit + 1,
         statuses,
         groupId: q.group_id ?? null,
       });
-      const result = cursors.page(rows, q.limit, (d) => d.device_id, filters);
+      const result = cursor.page(rows, q.limit, (d) => d.device_id);
       return { data: result.data.map(deviceBody), pagination: result.pagination };
     },
   );

@@ -75,9 +75,9 @@ export async function driversRoutes(app: FastifyInstance, ctx: ApiContext): Prom
     async (request) => {
       const auth = authOf(request);
       const q = request.query;
-      const filters = {};
-      const rows = driverPage(db, auth.customerId, cursors.decode(q.cursor, filters), q.limit + 1);
-      const result = cursors.page(rows, q.limit, (d) => d.driver_id, filters);
+      const cursor = cursors.for({});
+      const rows = driverPage(db, auth.customerId, cursor.decode(q.cursor), q.limit + 1);
+      const result = cursor.page(rows, q.limit, (d) => d.driver_id);
       return { data: items(auth.customerId, result.data), pagination: result.pagination };
     },
   );

@@ -76,7 +76,8 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         to,
         order: q.order,
       };
-      const after = eventCursors.decode(q.cursor, filters);
+      const cursor = eventCursors.for(filters);
+      const after = cursor.decode(q.cursor);
       const rows = eventPage(db, auth.customerId, {
         deviceIds: filters.device_id,
         driverIds: filters.driver_id,
@@ -88,7 +89,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         after,
         limit: q.limit + 1,
       });
-      const result = eventCursors.page(rows, q.limit, (e) => ({ t: e.occurred_at, id: e.event_id }), filters);
+      const result = cursor.page(rows, q.limit, (e) => ({ t: e.occurred_at, id: e.event_id }));
       return { data: result.data.map(eventItem), pagination: result.pagination };
     },
   );
@@ -116,14 +117,14 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
     async (request) => {
       const auth = authOf(request);
       const q = request.query;
-      const filters = {};
-      const afterSeq = feedCursors.decode(q.cursor, filters) ?? 0;
+      const cursor = feedCursors.for({});
+      const afterSeq = cursor.decode(q.cursor) ?? 0;
       const rows = feedPage(db, auth.customerId, afterSeq, q.limit + 1);
       const hasMore = rows.length > q.limit;
       const data = hasMore ? rows.slice(0, q.limit) : rows;
       // A feed is polled: the cursor is never null, so a caught-up client keeps its place for the next poll.
       const last = data.length > 0 ? data[data.length - 1]!.seq : afterSeq;
-      return { data: data.map(feedItem), pagination: { next_cursor: feedCursors.encode(last, filters), has_more: hasMore } };
+      return { data: data.map(feedItem), pagination: { next_cursor: cursor.encode(last), has_more: hasMore } };
     },
   );
 }

@@ -46,9 +46,9 @@ export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Pr
     async (request) => {
       const auth = authOf(request);
       const q = request.query;
-      const filters = {};
-      const rows = geofencePage(db, auth.customerId, cursors.decode(q.cursor, filters), q.limit + 1);
-      const result = cursors.page(rows, q.limit, (g) => g.geofence_id, filters);
+      const cursor = cursors.for({});
+      const rows = geofencePage(db, auth.customerId, cursor.decode(q.cursor), q.limit + 1);
+      const result = cursor.page(rows, q.limit, (g) => g.geofence_id);
       return { data: result.data.map(geofenceBody), pagination: result.pagination };
     },
   );

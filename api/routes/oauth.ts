@@ -110,9 +110,9 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
     },
     async (request) => {
       const auth = authOf(request);
-      const filters = {};
-      const rows = oauthClientPage(db, auth.customerId, cursors.decode(request.query.cursor, filters), request.query.limit + 1);
-      const result = cursors.page(rows, request.query.limit, (c) => c.client_id, filters);
+      const cursor = cursors.for({});
+      const rows = oauthClientPage(db, auth.customerId, cursor.decode(request.query.cursor), request.query.limit + 1);
+      const result = cursor.page(rows, request.query.limit, (c) => c.client_id);
       return { data: result.data.map(clientBody), pagination: result.pagination };
     },
   );

@@ -39,13 +39,14 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
       const q = request.query;
       const deviceIds = q.device_id ? [...new Set(q.device_id.split(',').filter(Boolean))].sort() : null;
       const filters = { device_id: deviceIds, group_id: q.group_id ?? null };
+      const cursor = latestCursors.for(filters);
       const { items, lastId, hasMore } = latest.page(auth.customerId, {
         deviceIds,
         groupId: q.group_id ?? null,
-        afterId: latestCursors.decode(q.cursor, filters),
+        afterId: cursor.decode(q.cursor),
         limit: q.limit,
       });
-      const pagination = { next_cursor: hasMore && lastId ? latestCursors.encode(lastId, filters) : null, has_more: hasMore };
+      const pagination = { next_cursor: hasMore && lastId ? cursor.encode(lastId) : null, has_more: hasMore };
       // Items arrive serialised by the index (from the same LatestPosition schema); only the envelope is built here.
       sendList(reply as FastifyReply, items, pagination);
     },
@@ -65,7 +66,8 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
       const explicitTo = q.to === undefined ? null : parseTime(q.to, '/query/to');
       // Without `to`, the window ends at "now" of the walk's first page: the cursor carries it, so later pages read the same window.
       const filters = { device_id: q.device_id, from, to: explicitTo, order: q.order };
-      const cursor = historyCursors.decode(q.cursor, filters);
+      const walk = historyCursors.for(filters);
+      const cursor = walk.decode(q.cursor);
       const to = explicitTo ?? cursor?.end ?? ctx.clock.now();
       if (to <= from) {
         throw new ApiError(400, 'validation_failed', 'to must be after from', [{ pointer: '/query/to', message: 'must be after from' }]);
@@ -85,7 +87,7 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
         order: q.order,
       });
       if (page.items === null && !customerHasDevice(ctx.readModelDb, auth.customerId, q.device_id)) throw notFound('device', q.device_id);
-      const pagination = { next_cursor: page.next ? historyCursors.encode({ end: to, key: page.next }, filters) : null, has_more: page.next !== null };
+      const pagination = { next_cursor: page.next ? walk.encode({ end: to, key: page.next }) : null, has_more: page.next !== null };
       // The items come joined from the read model, serialised by the HistoryPosition schema (api/history-item.ts).
       return sendList(reply as FastifyReply, page.items ? [page.items] : [], pagination);
     },

@@ -57,10 +57,10 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: ApiContex
     async (request) => {
       const auth = authOf(request);
       const delivery = await deliveryFor(auth.customerId, request.params.id);
-      const filters = {};
-      const before = cursors.decode(request.query.cursor, filters);
+      const cursor = cursors.for({});
+      const before = cursor.decode(request.query.cursor);
       const rows = delivery.reads.deliveries(auth.customerId, request.params.id, before, request.query.limit + 1);
-      const page = cursors.page(rows, request.query.limit, (d) => d.delivery_id, filters);
+      const page = cursor.page(rows, request.query.limit, (d) => d.delivery_id);
       return { data: page.data.map(deliveryBody), pagination: page.pagination };
     },
   );

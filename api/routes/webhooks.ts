@@ -77,9 +77,9 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     async (request) => {
       const auth = authOf(request);
       const q = request.query;
-      const filters = {};
-      const rows = webhookPage(db, auth.customerId, cursors.decode(q.cursor, filters), q.limit + 1);
-      const result = cursors.page(rows, q.limit, (w) => w.webhook_id, filters);
+      const cursor = cursors.for({});
+      const rows = webhookPage(db, auth.customerId, cursor.decode(q.cursor), q.limit + 1);
+      const result = cursor.page(rows, q.limit, (w) => w.webhook_id);
       return { data: result.data.map(webhookBody), pagination: result.pagination };
     },
   );

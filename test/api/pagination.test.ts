@@ -18,13 +18,13 @@ describe('cursors', () => {
   const DEV = 'dev_01jbz3k8x6m2q9w4e7r5t1y0ha';
 
   it('no cursor means the first page', () => {
-    expect(devices.decode(undefined, filters)).toBeNull();
+    expect(devices.for(filters).decode(undefined)).toBeNull();
   });
 
   it('refuses a cursor issued for other filters with cursor_mismatch', () => {
-    const cursor = devices.encode(DEV, filters);
+    const cursor = devices.for(filters).encode(DEV);
     expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
-    const err = refusal(() => devices.decode(cursor, { device_id: null, group_id: 'grp_2' }));
+    const err = refusal(() => devices.for({ device_id: null, group_id: 'grp_2' }).decode(cursor));
     expect(err.status).toBe(400);
     expect(err.code).toBe('cursor_mismatch');
     expect(err.errors).toEqual([{ pointer: '/query/cursor', message: 'belongs to a different list or filter set' }]);
@@ -32,7 +32,7 @@ describe('cursors', () => {
 
   it('refuses a cursor of another list with the same filters and sort key', () => {
     const geofences = new ListCursor('geofences', idKey);
-    const err = refusal(() => new ListCursor('drivers', idKey).decode(geofences.encode('geo_01jbz3k8x6m2q9w4e7r5t1y0ha', {}), {}));
+    const err = refusal(() => new ListCursor('drivers', idKey).for({}).decode(geofences.for({}).encode('geo_01jbz3k8x6m2q9w4e7r5t1y0ha')));
     expect(err.code).toBe('cursor_mismatch');
   });
 
@@ -44,7 +44,7 @@ describe('cursors', () => {
       Buffer.from(`${filterHash('devices', filters)}~`).toString('base64url'),
     ];
     for (const cursor of bad) {
-      const err = refusal(() => devices.decode(cursor, filters));
+      const err = refusal(() => devices.for(filters).decode(cursor));
       expect(err.code).toBe('invalid_cursor');
       expect(err.errors[0]?.pointer).toBe('/query/cursor');
     }
@@ -60,7 +60,7 @@ describe('cursors', () => {
   it('round-trips every sort key through a cursor', () => {
     const roundTrip = <K>(sortKey: SortKey<K>, key: K) => {
       const cursors = new ListCursor('list', sortKey);
-      return cursors.decode(cursors.encode(key, filters), { ...filters });
+      return cursors.for({ ...filters }).decode(cursors.for(filters).encode(key));
     };
     expect(roundTrip(idKey, DEV)).toBe(DEV);
     expect(roundTrip(timeAndIdKey, { t: 1793491200000, id: 'evt_01jbz3k8x6m2q9w4e7r5t1y0ha' })).toEqual({ t: 1793491200000, id: 'evt_01jbz3k8x6m2q9w4e7r5t1y0ha' });
@@ -70,13 +70,20 @@ describe('cursors', () => {
     expect(roundTrip(withWindowEnd(timeAndIdKey), windowed)).toEqual(windowed);
   });
 
+  it("reads a request's cursor and writes the next one with the filters as they were first hashed", () => {
+    const request = devices.for(filters);
+    const next = request.encode(DEV);
+    expect(request.decode(next)).toBe(DEV);
+    expect(devices.for({ ...filters }).decode(next)).toBe(DEV);
+  });
+
   it('pages rows fetched with limit + 1: a cursor only when more wait', () => {
     const rows = ['dev_01jbz3k8x6m2q9w4e7r5t1y0ha', 'dev_01jbz3k8x6m2q9w4e7r5t1y0hb', 'dev_01jbz3k8x6m2q9w4e7r5t1y0hc'];
-    const full = devices.page(rows, 2, (r) => r, filters);
+    const full = devices.for(filters).page(rows, 2, (r) => r);
     expect(full.data).toEqual(rows.slice(0, 2));
     expect(full.pagination.has_more).toBe(true);
-    expect(devices.decode(full.pagination.next_cursor!, filters)).toBe(rows[1]);
-    expect(devices.page(rows, 3, (r) => r, filters).pagination).toEqual({ next_cursor: null, has_more: false });
+    expect(devices.for(filters).decode(full.pagination.next_cursor!)).toBe(rows[1]);
+    expect(devices.for(filters).page(rows, 3, (r) => r).pagination).toEqual({ next_cursor: null, has_more: false });
   });
 
   it('refuses a cursor with the right filters but a key its list could not have issued', () => {
@@ -90,7 +97,7 @@ describe('cursors', () => {
     for (const [sortKey, keys] of cases) {
       const cursors = new ListCursor('list', sortKey);
       for (const key of keys) {
-        const err = refusal(() => cursors.decode(forged(key), filters));
+        const err = refusal(() => cursors.for(filters).decode(forged(key)));
         expect(err.code, key).toBe('invalid_cursor');
         expect(err.errors).toEqual([{ pointer: '/query/cursor', message: 'is malformed' }]);
       }

@@ -252,7 +252,7 @@ describe('GET /v1/positions (history)', () => {
           const last = page[page.length - 1]!;
           const expected = serialize({
             data: page.map((p) => ({ device_id: p.device_id, ...fixBody(p), valid: p.valid, odometer_km: p.odometer_m === null ? null : p.odometer_m / 1000 })),
-            pagination: { next_cursor: hasMore ? cursors.encode({ end: to, key: { t: last.fix_time, id: last.event_id } }, filters(order)) : null, has_more: hasMore },
+            pagination: { next_cursor: hasMore ? cursors.for(filters(order)).encode({ end: to, key: { t: last.fix_time, id: last.event_id } }) : null, has_more: hasMore },
           });
           expect(res.body, `${order} limit ${limit} at ${at}`).toBe(expected);
           at += limit;
