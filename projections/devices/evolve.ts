@@ -22,6 +22,31 @@ export interface DeviceRow {
   updated_at: number;
 }
 
+/**
+ * The row seen later, as every report makes it. Every field is spelled out: `{ ...row, last_seen_at }`
+ * took V8's slow paths (a copy, then a runtime call for the field defined over it): in a rebuild's
+ * profile most of a tenth of the read models' thread; 0.85 against 0.14 µs per fix (microbenchmark).
+ */
+function seenAt(row: DeviceRow, at: number): DeviceRow {
+  return {
+    device_id: row.device_id,
+    customer_id: row.customer_id,
+    imei: row.imei,
+    model: row.model,
+    name: row.name,
+    group_id: row.group_id,
+    driver_id: row.driver_id,
+    terminal_id: row.terminal_id,
+    speed_limit_kmh: row.speed_limit_kmh,
+    status: row.status,
+    protocol: row.protocol,
+    connection_id: row.connection_id,
+    last_seen_at: at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
 /** The next row, or the same row when the event does not change it. */
 export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow | null {
   switch (e.type) {
@@ -68,7 +93,7 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
     case 'StatusReported':
     case 'AlarmReported':
       if (!row) return row;
-      return e.data.received_at > (row.last_seen_at ?? 0) ? { ...row, last_seen_at: e.data.received_at } : row;
+      return e.data.received_at > (row.last_seen_at ?? 0) ? seenAt(row, e.data.received_at) : row;
     // Kept in the device stream for the gateway and for operators; they change no field of the row.
     case 'TerminalAuthCodeIssued':
     case 'DeviceProtocolBound':

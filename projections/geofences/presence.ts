@@ -38,7 +38,10 @@ export function stepPresence(
 ): PresenceStep | null {
   if (before && fixTime <= before.last_fix_time) return null;
   const previous = before?.inside ?? {};
-  const now = new Set(insideNow());
+  const insideIds = insideNow();
+  // Most fixes are of a device outside every geofence, as it was: nothing to compare or sort.
+  if (insideIds.length === 0 && isEmpty(previous)) return { presence: { last_fix_time: fixTime, inside: {} }, crossings: [] };
+  const now = new Set(insideIds);
   const inside: Record<string, number> = {};
   const exits: Crossing[] = [];
   const enters: Crossing[] = [];
@@ -54,4 +57,9 @@ export function stepPresence(
   }
   const byId = (a: Crossing, b: Crossing) => (a.geofence_id < b.geofence_id ? -1 : a.geofence_id > b.geofence_id ? 1 : 0);
   return { presence: { last_fix_time: fixTime, inside }, crossings: [...exits.sort(byId), ...enters.sort(byId)] };
+}
+
+function isEmpty(inside: Presence['inside']): boolean {
+  for (const _ in inside) return false;
+  return true;
 }
