@@ -67,11 +67,13 @@ export async function runApiBench(devices = 10_000, seconds = 5, rounds = 2, onl
       `api: ${devices.toLocaleString('en-US')} devices, ${CONNECTIONS} keep-alive connections, a warm-up of ${warmupSeconds} s per server (not counted), then ${rounds} round(s) of ${seconds} s per target (p50/p99: worst round; cpu: seconds used by the server process and by the client)\n`,
     );
     for (const p of targets.paths.filter((t) => only === undefined || t.name.includes(only))) {
-      const warmups = { static: null as Figure | null, api: null as Figure | null };
-      if (warmupSeconds > 0) {
-        warmups.static = await load(child.pid!, targets.reference, p.staticPath, {}, warmupSeconds);
-        warmups.api = await load(targets.apiPid, targets.api, p.path, { authorization: `Bearer ${targets.apiKey}` }, warmupSeconds);
-      }
+      const warmup =
+        warmupSeconds > 0
+          ? {
+              static: await load(child.pid!, targets.reference, p.staticPath, {}, warmupSeconds),
+              api: await load(targets.apiPid, targets.api, p.path, { authorization: `Bearer ${targets.apiKey}` }, warmupSeconds),
+            }
+          : null;
       const staticRounds: Figure[] = [];
       const apiRounds: Figure[] = [];
       for (let round = 0; round < rounds; round++) {
@@ -83,7 +85,7 @@ export async function runApiBench(devices = 10_000, seconds = 5, rounds = 2, onl
       const ratio = api.requestsPerSecond / reference.requestsPerSecond;
       process.stdout.write(
         `  ${p.name} (${p.bytes.toLocaleString('en-US')} B)\n` +
-          (warmups.static && warmups.api ? `    warm-up (not counted): static ${fmt(warmups.static)}\n                           api    ${fmt(warmups.api)}\n` : '') +
+          (warmup ? `    warm-up (not counted): static ${fmt(warmup.static)}\n                           api    ${fmt(warmup.api)}\n` : '') +
           `    static route ${fmt(reference)}\n` +
           `    api          ${fmt(api)}\n` +
           `    api/static: ${(ratio * 100).toFixed(0)}% of req/s (target >= ${p.target.ratio * 100}%), api p99 ${api.p99} ms (target < ${p.target.p99Ms} ms)\n`,
