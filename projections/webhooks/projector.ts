@@ -53,10 +53,11 @@ const emptyHandOff = (): HandOff => ({ customers: new Set(), rates: new Set(), r
  */
 export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: string) => boolean = () => true): WebhookProjector {
   let handOff = emptyHandOff();
-  let fixesWanted = false;
+  /** Customers with an enabled endpoint that takes `position.updated` (kept per customer, as their endpoints reload). */
+  const customersTakingFixes = new Set<string>();
   return {
     name: 'webhooks',
-    skip: { types: () => (fixesWanted ? NOTHING : FIXES), changedBy: ENDPOINT_CHANGES },
+    skip: { types: () => (customersTakingFixes.size > 0 ? NOTHING : FIXES), changedBy: ENDPOINT_CHANGES },
     migrate() {
       // openDeliveryDb creates the tables: they must exist before the runner reads its checkpoint.
     },
@@ -69,6 +70,7 @@ export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: str
       const q = statements(db);
       /** Enabled endpoints by customer, as delivery filters. */
       const filters = new Map<string, EndpointFilter[]>();
+      customersTakingFixes.clear();
       const reloadFilters = (customerId: string) => {
         const rows = q.enabledEndpoints.all(customerId) as Array<{ webhook_id: string; events: string; device_ids: string | null }>;
         if (rows.length === 0) filters.delete(customerId);
@@ -78,7 +80,9 @@ export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: str
             rows.map((r) => ({ webhook_id: r.webhook_id, kinds: kindsMatching(JSON.parse(r.events) as string[]), device_ids: r.device_ids ? new Set(JSON.parse(r.device_ids)) : null })),
           );
         }
-        fixesWanted = [...filters.values()].some((endpoints) => endpoints.some((f) => f.kinds.has('position.updated')));
+        // This customer's endpoints only: at start every customer's are loaded, one after another.
+        if (filters.get(customerId)?.some((f) => f.kinds.has('position.updated'))) customersTakingFixes.add(customerId);
+        else customersTakingFixes.delete(customerId);
       };
       for (const c of q.customersWithEndpoints.pluck().all() as string[]) reloadFilters(c);
       /** Whether an endpoint of the customer takes `kind`: most fixes go to nobody, and build no payload. */

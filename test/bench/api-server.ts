@@ -18,6 +18,7 @@ import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
 import { createCustomer, setCustomerRateLimit } from '../../core/commands/customers.js';
 import { platformEnv, startPlatformProcess } from '../support/platform-process.js';
+import { benchNodeArgs } from './node-args.js';
 
 export interface ApiBenchTargets {
   /** The platform's HTTP port, and its process (for its CPU time). */
@@ -85,8 +86,7 @@ async function main(): Promise<void> {
   await store.close();
   // The platform as `npm start` runs it (every role): its banner comes once the read models and the history have caught up.
   const { env, ports } = await platformEnv(dataDir);
-  // FLEET_BENCH_NODE_ARGS: node flags for the platform process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
-  const nodeArgs = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const nodeArgs = benchNodeArgs();
   const platform = await startPlatformProcess(env, [], nodeArgs);
 
   const auth = { authorization: `Bearer ${customer.api_key}` };

@@ -51,7 +51,7 @@ function combine(rounds: Figure[]): Figure {
  * measured partly a start-up; a server in use is warm. The warm-up's figures are printed.
  */
 export async function runApiBench(devices = 10_000, seconds = 5, rounds = 2, only?: string, warmupSeconds = 10): Promise<void> {
-  // FLEET_BENCH_NODE_ARGS (node flags, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") reach the platform's process through the env.
+  // FLEET_BENCH_NODE_ARGS (node-args.ts) reaches the platform's process through the env.
   const child = fork(SERVER, [String(devices)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv: [] });
   try {
     const targets = await new Promise<ApiBenchTargets>((resolve, reject) => {

@@ -32,6 +32,7 @@ import { platformEnv, startPlatformProcess } from '../support/platform-process.j
 import type { ClientConfig, ClientReport } from './codec8-client.js';
 import { BENCH_SEEDS } from './fleet.js';
 import { procUsage } from './proc-usage.js';
+import { benchNodeArgs } from './node-args.js';
 
 export const TARGETS = ['reference', 'gateway', 'platform'] as const;
 export type Target = (typeof TARGETS)[number];
@@ -150,7 +151,7 @@ async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>
       FLEET_MAX_CONNECTIONS_PER_ADDRESS: '100000', // every simulated device comes from 127.0.0.1
       FLEET_OFFLINE_AFTER_S: '600',
     });
-    const nodeArgs = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const nodeArgs = benchNodeArgs();
     const platform = await startPlatformProcess(env, target === 'gateway' ? ['--roles', 'gateway'] : [], nodeArgs);
     const receiver = target === 'platform' ? await startReceiver() : null;
     try {

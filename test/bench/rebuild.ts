@@ -26,6 +26,7 @@ import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
 import { platformEnv, startPlatformProcess } from '../support/platform-process.js';
 import { procUsage } from './proc-usage.js';
+import { benchNodeArgs } from './node-args.js';
 
 const DEVICES = 1000;
 /** Records per frame, a second apart; a device's frames are RECORDS_PER_FRAME seconds apart. */
@@ -82,8 +83,7 @@ export async function runRebuildBench(events = 500_000): Promise<void> {
     const written = await writeLog(join(dataDir, 'events.sqlite'), events);
     const { env, ports } = await platformEnv(dataDir);
     const started = performance.now();
-    // FLEET_BENCH_NODE_ARGS: node flags for the platform process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
-    const nodeArgs = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const nodeArgs = benchNodeArgs();
     // The banner comes after the rebuild: on a slow or busy machine that takes a while.
     const platform = await startPlatformProcess(env, ['--roles', 'projections,api'], nodeArgs, 600_000);
     let lag = Number.POSITIVE_INFINITY;

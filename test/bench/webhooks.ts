@@ -36,6 +36,7 @@ import type { SimPoint } from '../simulator/encoders/types.js';
 import { BENCH_PROTOCOLS, BENCH_SEEDS } from './fleet.js';
 import { procUsage } from './proc-usage.js';
 import type { ReceiverCommand, ReceiverStats } from './webhooks-receiver.js';
+import { benchNodeArgs } from './node-args.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const PRO_PER_S = 100;
@@ -251,8 +252,7 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<void> {
   );
   const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-webhooks-'));
   const dataDir = join(dir, 'data');
-  // FLEET_BENCH_NODE_ARGS: node flags for the platform process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
-  const nodeArgs = process.env.FLEET_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const nodeArgs = benchNodeArgs();
   // Every simulated device connects from 127.0.0.1: the per-address cap (1000 by default) would turn the rest away.
   const { env, ports } = await platformEnv(dataDir, { FLEET_MAX_CONNECTIONS_PER_ADDRESS: '100000' });
   const receiver = await startReceiver();
