@@ -1,4 +1,4 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--only reference,gateway,platform] [--open-devices N (0: none)] [--open-duration S] | decode | api [--devices N] [--duration S] [--rounds R] [--warmup S] [--only history] | geofences | rebuild [--events N] | stream-index [--devices N] [--per-stream N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
+/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--only reference,gateway,platform] [--open-devices N (0: none)] [--open-duration S] [--timeline] | decode | api [--devices N] [--duration S] [--rounds R] [--warmup S] [--only history] | geofences | rebuild [--events N] | stream-index [--devices N] [--per-stream N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
@@ -24,6 +24,7 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       'per-stream': { type: 'string' },
       warmup: { type: 'string' },
+      timeline: { type: 'boolean', default: false },
     },
   });
   const which = positionals.length > 0 ? positionals : ['decode', 'ingest', 'api'];
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
         openIntervalS: 5,
         openSeconds: Number(values['open-duration'] ?? 30),
         ...(values.only === undefined ? {} : { only: ingestTargets(values.only) }),
+        timeline: values.timeline,
       });
     }
     else if (name === 'api') {

@@ -40,6 +40,8 @@ export interface ClientReport {
   p50: number;
   p99: number;
   max: number;
+  /** Ack latencies per second of the load (by when the ack came): where in the run the tail is. */
+  perSecond: Array<{ acks: number; p50: number; p99: number; max: number }>;
   /** CPU the client itself used (user + system), seconds: it must stay well below the server's. */
   cpuSeconds: number;
   errors: number;
@@ -143,6 +145,19 @@ function login(device: Device, config: ClientConfig): Promise<boolean> {
   });
 }
 
+/** Median, 99th percentile and maximum of latencies in ms (zeros for none). */
+function summarise(latencies: readonly number[]): { acks: number; p50: number; p99: number; max: number } {
+  const sorted = Float64Array.from(latencies).sort();
+  const at = (p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+  return { acks: sorted.length, p50: at(50), p99: at(99), max: sorted.length ? sorted[sorted.length - 1]! : 0 };
+}
+
+function perSecond(latencies: readonly number[], ackSeconds: readonly number[]): ClientReport['perSecond'] {
+  const bySecond: number[][] = [];
+  latencies.forEach((ms, i) => (bySecond[ackSeconds[i]!] ??= []).push(ms));
+  return Array.from(bySecond, (second) => summarise(second ?? []));
+}
+
 async function main(): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -156,6 +171,8 @@ async function main(): Promise<void> {
   }
   const loginSeconds = (performance.now() - loginStarted) / 1000;
   const latencies: number[] = [];
+  /** The second of the load each latency's ack came in, index for index with `latencies`. */
+  const ackSeconds: number[] = [];
   let frames = 0;
   let records = 0;
   let recordsInWindow = 0;
@@ -189,6 +206,7 @@ async function main(): Promise<void> {
         records += sent.records;
         if (now <= deadline) recordsInWindow += sent.records;
         latencies.push(now - sent.sentAt);
+        ackSeconds.push(Math.floor((now - started) / 1000));
         if (config.mode === 'closed' && now < deadline) send(d);
       }
       d.pendingAck = o < buf.length ? Buffer.from(buf.subarray(o)) : Buffer.alloc(0);
@@ -216,8 +234,7 @@ async function main(): Promise<void> {
   while (devices.some((d) => d.inFlight.length > 0) && performance.now() < grace) await new Promise((r) => setTimeout(r, 50));
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
-  const sorted = Float64Array.from(latencies).sort();
-  const at = (p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+  const overall = summarise(latencies);
   const report: ClientReport = {
     devices: devices.length,
     loggedIn,
@@ -226,9 +243,10 @@ async function main(): Promise<void> {
     records,
     recordsPerSecond: recordsInWindow / config.durationS,
     seconds,
-    p50: at(50),
-    p99: at(99),
-    max: sorted.length ? sorted[sorted.length - 1]! : 0,
+    p50: overall.p50,
+    p99: overall.p99,
+    max: overall.max,
+    perSecond: perSecond(latencies, ackSeconds),
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     errors,
     unacked: devices.reduce((n, d) => n + d.inFlight.length, 0),

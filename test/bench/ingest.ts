@@ -203,6 +203,14 @@ function line(f: IngestFigure, label: string): string {
   );
 }
 
+/** The ack latencies of each second of the load: p99 (p50) in ms, eight seconds a line. */
+function timeline(f: IngestFigure): string {
+  const seconds = f.report.perSecond.map((s, i) => `${String(i + 1).padStart(3)}s ${s.p99.toFixed(1).padStart(6)} (${s.p50.toFixed(1)})`);
+  const lines: string[] = [];
+  for (let i = 0; i < seconds.length; i += 8) lines.push(`      ${seconds.slice(i, i + 8).join('  ')}\n`);
+  return `    ack p99 (p50) per second, ms:\n${lines.join('')}`;
+}
+
 function ratios(f: IngestFigure, reference: IngestFigure): string {
   return `${Math.round((f.report.recordsPerSecond / reference.report.recordsPerSecond) * 100)}% of the reference's records/s, ack p99 ${(f.report.p99 / reference.report.p99).toFixed(2)}x`;
 }
@@ -215,8 +223,27 @@ export interface IngestBenchOptions {
   openDevices: number;
   openIntervalS: number;
   openSeconds: number;
-  /** The closed loop's servers to run, in this order (all three by default): for comparing builds, say. */
+  /** The servers to run, in this order (all three by default), in the closed and the open loop: for comparing builds, say. */
   only?: readonly Target[];
+  /** Print each server's ack latencies per second of the load too (where in a run its tail is). */
+  timeline?: boolean;
+}
+
+/** Measures each target in turn under the same load, printing each figure (and its timeline) as it comes. */
+async function measureEach(
+  targets: readonly Target[],
+  load: Omit<ClientConfig, 'host' | 'port'>,
+  labelSuffix: string,
+  withTimeline = false,
+): Promise<Map<Target, IngestFigure>> {
+  const figures = new Map<Target, IngestFigure>();
+  for (const target of targets) {
+    const f = await measure(target, load);
+    figures.set(target, f);
+    process.stdout.write(line(f, `${target}${labelSuffix}`));
+    if (withTimeline) process.stdout.write(timeline(f));
+  }
+  return figures;
 }
 
 export async function runIngestBench(o: IngestBenchOptions): Promise<IngestFigure[]> {
@@ -228,13 +255,8 @@ export async function runIngestBench(o: IngestBenchOptions): Promise<IngestFigur
   const targets = o.only ?? TARGETS;
   for (let round = 1; round <= o.rounds; round++) {
     // Rounds alternate the servers, so a slow spell of the machine does not land on one of them only.
-    const figures = new Map<Target, IngestFigure>();
-    for (const target of targets) {
-      const f = await measure(target, closed);
-      figures.set(target, f);
-      out.push(f);
-      process.stdout.write(line(f, `${target} (round ${round})`));
-    }
+    const figures = await measureEach(targets, closed, ` (round ${round})`, o.timeline);
+    out.push(...figures.values());
     const reference = figures.get('reference');
     const gateway = figures.get('gateway');
     const platform = figures.get('platform');
@@ -251,18 +273,20 @@ export async function runIngestBench(o: IngestBenchOptions): Promise<IngestFigur
   if (o.openDevices > 0) {
     const open = { imeis: imeis(o.openDevices), mode: 'open' as const, intervalMs: o.openIntervalS * 1000, durationS: o.openSeconds, connectConcurrency: 500 };
     process.stdout.write(`ingest, open loop: ${o.openDevices} devices, one frame every ${o.openIntervalS} s each, ${o.openSeconds} s\n`);
-    const reference = await measure('reference', open);
-    process.stdout.write(line(reference, 'reference'));
-    // No target of its own: the ack path's tail apart from what the other roles add to it.
-    const gateway = await measure('gateway', open);
-    process.stdout.write(line(gateway, 'gateway'));
-    const platform = await measure('platform', open);
-    process.stdout.write(line(platform, 'platform'));
-    process.stdout.write(
-      `    gateway:  ${ratios(gateway, reference)} (no target: the ack path alone)\n` +
-        `    platform: ${ratios(platform, reference)} (target p99 <= 1.2x), peak rss ${fmt(platform.serverPeakRssMb)} MB (target < 1024)\n`,
-    );
-    out.push(reference, gateway, platform);
+    const figures = await measureEach(targets, open, '', o.timeline);
+    out.push(...figures.values());
+    const reference = figures.get('reference');
+    const gateway = figures.get('gateway');
+    const platform = figures.get('platform');
+    // No target for the gateway alone: the ack path's tail apart from what the other roles add to it.
+    if (gateway && reference) process.stdout.write(`    gateway:  ${ratios(gateway, reference)} (no target: the ack path alone)\n`);
+    if (platform) {
+      process.stdout.write(
+        `    platform: ` +
+          (reference ? `${ratios(platform, reference)} (target p99 <= 1.2x), ` : '') +
+          `peak rss ${fmt(platform.serverPeakRssMb)} MB (target < 1024)\n`,
+      );
+    }
   }
   return out;
 }
