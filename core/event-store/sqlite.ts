@@ -34,13 +34,13 @@ import {
   type Subscription,
   WrongExpectedRevisionError,
 } from './port.js';
-import { encodeBatch, outcomeAt, type WireAppend } from './sqlite-wire.js';
+import { BatchText, outcomeAt } from './sqlite-wire.js';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 import { type EventRow, StreamIndex } from './sqlite-stream-index.js';
 import type { WriterReply, WriterRequest, WriterSettings } from './sqlite-writer-worker.js';
 import { boundLimit } from '../sqlite-limit.js';
 
-/** An append the writer has not answered yet; its events travel apart (`pendingWires`), so once posted they can be collected. */
+/** An append the writer has not answered yet; its events travel apart (`pendingText`), so once posted they can be collected. */
 interface PendingAppend {
   stream: string;
   expected: ExpectedRevision;
@@ -108,7 +108,8 @@ export class SqliteEventStore implements EventStore {
   private readonly writerSettings: WriterSettings;
   /** Appends made in this turn of the event loop, posted to the writer at its end (or every POST_EVERY_APPENDS). */
   private pending: PendingAppend[] = [];
-  private pendingWires: WireAppend[] = [];
+  /** Their events, as the text posted to the writer. */
+  private readonly pendingText = new BatchText();
   private postScheduled = false;
   /** Posted to the writer and not yet committed, in the order the writer commits them. */
   private inFlight: PendingAppend[] = [];
@@ -179,20 +180,13 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return Promise.reject(new Error('event store is closed'));
     if (this.writerFailure) return Promise.reject(this.writerFailure);
     const expected = options.expectedRevision ?? 'any';
-    const wire: WireAppend = {
-      stream,
-      expected: typeof expected === 'bigint' ? expected.toString() : expected,
-      events: events.map((e) => ({
-        id: e.id,
-        type: e.type,
-        data: JSON.stringify(e.data),
-        metadata: e.metadata ? JSON.stringify(e.metadata) : '{}',
-      })),
-      created: this.clock.now(),
-    };
+    try {
+      this.pendingText.add(stream, typeof expected === 'bigint' ? expected.toString() : expected, this.clock.now(), events);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     return new Promise((resolve, reject) => {
       this.pending.push({ stream, expected, resolve, reject });
-      this.pendingWires.push(wire);
       if (this.pending.length >= POST_EVERY_APPENDS) this.post();
       else if (!this.postScheduled) {
         this.postScheduled = true;
@@ -209,9 +203,8 @@ export class SqliteEventStore implements EventStore {
     if (this.pending.length === 0 || this.writerFailure) return;
     const writer = this.startedWriter();
     if (this.inFlight.length === 0) writer.ref(); // keeps the process alive until they commit
-    const request: WriterRequest = { batch: encodeBatch(this.pendingWires) };
     // Only the callbacks wait for the commit: the events' JSON is garbage from here, while still young.
-    this.pendingWires = [];
+    const request: WriterRequest = { batch: this.pendingText.take() };
     for (const append of this.pending) this.inFlight.push(append);
     this.pending = [];
     writer.postMessage(request);
@@ -262,7 +255,7 @@ export class SqliteEventStore implements EventStore {
     for (const append of [...this.inFlight, ...this.pending]) append.reject(err);
     this.inFlight = [];
     this.pending = [];
-    this.pendingWires = [];
+    this.pendingText.take();
     this.committed.emit('settled');
   }
 

@@ -72,6 +72,20 @@ describe('sqlite group commit', () => {
     await again.close();
   });
 
+  it('refuses an append its batch cannot carry (a control character in a name) alone: those issued beside it commit', async () => {
+    const store = new SqliteEventStore(join(dir, 'framing.sqlite'));
+    const [before, refused, after] = await Promise.allSettled([
+      store.appendToStream('telemetry-before', [created(1)]),
+      store.appendToStream('telemetry-\u001ebad', [created(2)]),
+      store.appendToStream('telemetry-after', [created(3)]),
+    ]);
+    expect(before.status).toBe('fulfilled');
+    expect(refused).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/control character/) } });
+    expect(after.status).toBe('fulfilled');
+    expect((await store.readAll()).map((e) => e.stream)).toEqual(['telemetry-before', 'telemetry-after']);
+    await store.close();
+  });
+
   it('writes appends issued together in shared transactions: an event the database refuses rolls back the appends posted with it', async () => {
     const path = join(dir, 'group-rollback.sqlite');
     const store = new SqliteEventStore(path);
