@@ -42,12 +42,8 @@ export interface EventForBatch {
 export class BatchText {
   private pieces: string[] = [];
 
-  get isEmpty(): boolean {
-    return this.pieces.length === 0;
-  }
-
   /**
-   * Adds one append (the events' data as JSON text, metadata `{}` when absent). Throws, and
+   * Adds one append (the events' data as JSON text, metadata `{}` when there is none). Throws, and
    * adds nothing, for a name or id that holds a separator or data that is not JSON.
    */
   add(stream: string, expected: string, created: number, events: readonly EventForBatch[]): void {
@@ -61,7 +57,7 @@ export class BatchText {
         if (holdsSeparator(e.id) || holdsSeparator(e.type)) throw new Error(`event id or type holds a control character: ${JSON.stringify(e.id)}`);
         const data = JSON.stringify(e.data);
         if (typeof data !== 'string') throw new Error(`event ${e.id} has no JSON data`);
-        pieces.push(FIELD, e.id, FIELD, e.type, FIELD, e.metadata === undefined ? '{}' : JSON.stringify(e.metadata), FIELD, data);
+        pieces.push(FIELD, e.id, FIELD, e.type, FIELD, e.metadata ? JSON.stringify(e.metadata) : '{}', FIELD, data);
       }
     } catch (err) {
       pieces.length = before;
@@ -74,6 +70,11 @@ export class BatchText {
     const text = this.pieces.join('');
     this.pieces = [];
     return text;
+  }
+
+  /** Drops what was added (appends that will never be posted). */
+  clear(): void {
+    this.pieces = [];
   }
 }
 

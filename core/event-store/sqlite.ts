@@ -255,7 +255,7 @@ export class SqliteEventStore implements EventStore {
     for (const append of [...this.inFlight, ...this.pending]) append.reject(err);
     this.inFlight = [];
     this.pending = [];
-    this.pendingText.take();
+    this.pendingText.clear();
     this.committed.emit('settled');
   }
 

@@ -42,11 +42,13 @@ describe('SQLite writer wire format', () => {
     expect(decodeBatch(text)).toEqual(expected);
   });
 
-  it('starts a new batch after each take', () => {
+  it('starts a new batch after each take, and after a clear', () => {
     const text = new BatchText();
     text.add('s1', 'any', 1, [{ id: 'a', type: 't', data: { n: 1 } }]);
     expect(decodeBatch(text.take()).map((a) => a.stream)).toEqual(['s1']);
-    expect(text.isEmpty).toBe(true);
+    expect(text.take()).toBe('');
+    text.add('dropped', 'any', 1, []);
+    text.clear();
     text.add('s2', 'any', 2, [{ id: 'b', type: 't', data: { n: 2 } }]);
     expect(decodeBatch(text.take())).toEqual([{ stream: 's2', expected: 'any', created: 2, events: [{ id: 'b', type: 't', metadata: '{}', data: '{"n":2}' }] }]);
   });
