@@ -152,12 +152,6 @@ function summarise(latencies: readonly number[]): { acks: number; p50: number; p
   return { acks: sorted.length, p50: at(50), p99: at(99), max: sorted.length ? sorted[sorted.length - 1]! : 0 };
 }
 
-function perSecond(latencies: readonly number[], ackSeconds: readonly number[]): ClientReport['perSecond'] {
-  const bySecond: number[][] = [];
-  latencies.forEach((ms, i) => (bySecond[ackSeconds[i]!] ??= []).push(ms));
-  return Array.from(bySecond, (second) => summarise(second ?? []));
-}
-
 async function main(): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -170,9 +164,8 @@ async function main(): Promise<void> {
     loggedIn += outcomes.filter(Boolean).length;
   }
   const loginSeconds = (performance.now() - loginStarted) / 1000;
-  const latencies: number[] = [];
-  /** The second of the load each latency's ack came in, index for index with `latencies`. */
-  const ackSeconds: number[] = [];
+  /** Ack latencies in ms, by the second of the load the ack came in (a second without acks has none). */
+  const latenciesBySecond: number[][] = [];
   let frames = 0;
   let records = 0;
   let recordsInWindow = 0;
@@ -205,8 +198,7 @@ async function main(): Promise<void> {
         frames++;
         records += sent.records;
         if (now <= deadline) recordsInWindow += sent.records;
-        latencies.push(now - sent.sentAt);
-        ackSeconds.push(Math.floor((now - started) / 1000));
+        (latenciesBySecond[Math.floor((now - started) / 1000)] ??= []).push(now - sent.sentAt);
         if (config.mode === 'closed' && now < deadline) send(d);
       }
       d.pendingAck = o < buf.length ? Buffer.from(buf.subarray(o)) : Buffer.alloc(0);
@@ -234,7 +226,8 @@ async function main(): Promise<void> {
   while (devices.some((d) => d.inFlight.length > 0) && performance.now() < grace) await new Promise((r) => setTimeout(r, 50));
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
-  const overall = summarise(latencies);
+  const perSecond = Array.from(latenciesBySecond, (second) => second ?? []);
+  const overall = summarise(perSecond.flat());
   const report: ClientReport = {
     devices: devices.length,
     loggedIn,
@@ -246,7 +239,7 @@ async function main(): Promise<void> {
     p50: overall.p50,
     p99: overall.p99,
     max: overall.max,
-    perSecond: perSecond(latencies, ackSeconds),
+    perSecond: perSecond.map(summarise),
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     errors,
     unacked: devices.reduce((n, d) => n + d.inFlight.length, 0),
