@@ -15,7 +15,7 @@ import { contentUuid, randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Projection } from '../../projections/projection.js';
 import { until } from '../support/wait.js';
-import { ProjectionRunner, READ_MODEL_VERSION, openReadModelDb } from '../../projections/runner.js';
+import { ProjectionRunner, READ_MODEL_VERSION, checkpointReader, openReadModelDb } from '../../projections/runner.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-runner-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -130,12 +130,12 @@ describe('projection runner', () => {
     db.close();
   });
 
-  for (const [how, options] of [
-    ['as events arrive', {}],
-    ['from a delayed batch (the history)', { liveDelayMs: 20 }],
+  for (const [how, name, options] of [
+    ['as events arrive', 'failing', {}],
+    ['from a delayed batch', 'failing-delayed', { liveDelayMs: 20 }],
+    ['while applied on arrival (the history)', 'failing-on-arrival', { liveDelayMs: 20, applyOnArrival: true }],
   ] as const) {
     it(`follows the log again from its checkpoint after a batch fails ${how}: no event lost, none applied twice`, async () => {
-      const name = `failing-${options.liveDelayMs ?? 0}`;
       const store = new SqliteEventStore(join(dir, `${name}.sqlite`), { synchronous: 'OFF' });
       const db = openReadModelDb(join(dir, `${name}-readmodels.sqlite`));
       // Fails the first time it meets the marked event, as a write that found the database busy would.
@@ -222,20 +222,80 @@ describe('projection runner', () => {
     db.close();
   });
 
-  it('with a live delay (the history), still applies at once what a caller waits for', async () => {
-    const store = new SqliteEventStore(join(dir, 'delayed.sqlite'), { synchronous: 'OFF' });
-    const db = openReadModelDb(join(dir, 'delayed-readmodels.sqlite'));
-    // Far longer than waitFor's 5 s timeout: a waiter that waited for the delay would fail.
-    const runner = new ProjectionRunner(store, db, [applications], silentLogger, { liveDelayMs: 60_000 });
+  for (const [how, name, applyOnArrival] of [
+    ['', 'delayed', false],
+    [', applied on arrival', 'delayed-on-arrival', true],
+  ] as const) {
+    it(`with a live delay (the history${how}), still commits at once what a caller waits for`, async () => {
+      const store = new SqliteEventStore(join(dir, `${name}.sqlite`), { synchronous: 'OFF' });
+      const path = join(dir, `${name}-readmodels.sqlite`);
+      const db = openReadModelDb(path);
+      // Far longer than waitFor's 5 s timeout: a waiter that waited for the delay would fail.
+      const runner = new ProjectionRunner(store, db, [applications], silentLogger, { liveDelayMs: 60_000, applyOnArrival });
+      await runner.start();
+      // Another connection sees only what was committed.
+      const reader = new Database(path, { readonly: true });
+      const committed = reader.prepare('SELECT count(*) FROM applied').pluck();
+      for (let i = 1; i <= 3; i++) {
+        // The subscription may deliver the event before waitFor is called (a delayed batch is pending) or after (a waiter is).
+        const { position } = await store.appendToStream('telemetry-dev_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
+        await runner.waitFor(position);
+        expect(committed.get()).toBe(i);
+        expect(checkpointReader(reader)()).toEqual(position);
+      }
+      reader.close();
+      await runner.stop();
+      await store.close();
+      db.close();
+    });
+  }
+
+  it('applied on arrival, commits a batch that does not fill once its delay has passed', async () => {
+    const store = new SqliteEventStore(join(dir, 'on-arrival-delay.sqlite'), { synchronous: 'OFF' });
+    const path = join(dir, 'on-arrival-delay-readmodels.sqlite');
+    const db = openReadModelDb(path);
+    const runner = new ProjectionRunner(store, db, [applications], silentLogger, { liveDelayMs: 30, applyOnArrival: true });
     await runner.start();
-    const applied = db.prepare('SELECT count(*) FROM applied').pluck();
-    for (let i = 1; i <= 3; i++) {
-      // The subscription may deliver the event before waitFor is called (a delayed batch is pending) or after (a waiter is).
-      const { position } = await store.appendToStream('telemetry-dev_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
-      await runner.waitFor(position);
-      expect(applied.get()).toBe(i);
-    }
+    const reader = new Database(path, { readonly: true });
+    const { position } = await store.appendToStream('telemetry-dev_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
+    // No waiter and no full batch: only the delay commits it.
+    await until(() => checkpointReader(reader)() !== null, 'the batch committed after its delay');
+    expect(checkpointReader(reader)()).toEqual(position);
+    expect(reader.prepare('SELECT count(*) FROM applied').pluck().get()).toBe(1);
+    reader.close();
     await runner.stop();
+    await store.close();
+    db.close();
+  });
+
+  it('applied on arrival, a live batch stays in its open transaction, unseen by other connections, until maxBatch events or the stop commit it', async () => {
+    const store = new SqliteEventStore(join(dir, 'on-arrival.sqlite'), { synchronous: 'OFF' });
+    const path = join(dir, 'on-arrival-readmodels.sqlite');
+    const db = openReadModelDb(path);
+    const runner = new ProjectionRunner(store, db, [applications], silentLogger, { liveDelayMs: 60_000, maxBatch: 3, applyOnArrival: true });
+    await runner.start();
+    const reader = new Database(path, { readonly: true });
+    const seen = reader.prepare('SELECT count(*) FROM applied').pluck();
+    const status = () => ({ id: randomUuid(), type: 'StatusReported' as const, data: {} as never });
+    await store.appendToStream('telemetry-dev_1', [status(), status()]);
+    // The writer's own connection sees the rows as they are applied; no other connection does before the commit.
+    await until(() => db.prepare('SELECT count(*) FROM applied').pluck().get() === 2, 'two events applied on arrival');
+    expect(db.inTransaction).toBe(true);
+    expect(seen.get()).toBe(0);
+    expect(checkpointReader(reader)()).toBeNull();
+    // The third fills the batch: it commits without waiting for the delay.
+    const { position } = await store.appendToStream('telemetry-dev_1', [status()]);
+    await until(() => seen.get() === 3, 'the full batch committed');
+    expect(checkpointReader(reader)()).toEqual(position);
+    expect(db.inTransaction).toBe(false);
+    // A batch that does not fill commits when the runner stops.
+    await store.appendToStream('telemetry-dev_1', [status()]);
+    await until(() => db.prepare('SELECT count(*) FROM applied').pluck().get() === 4, 'a fourth event applied on arrival');
+    expect(seen.get()).toBe(3);
+    await runner.stop();
+    expect(seen.get()).toBe(4);
+    expect(() => runner.onApplied(() => undefined)).toThrow('keeps none');
+    reader.close();
     await store.close();
     db.close();
   });
