@@ -87,9 +87,10 @@ export interface RunnerOptions {
   /** Events applied in one transaction at most (BATCH by default); a thread that also does other work keeps its turns short with fewer. */
   maxBatch?: number;
   /**
-   * Live events wait this long to be applied together (0, the default: a turn of the event
-   * loop after the last of them). For read models nobody follows live (the position
-   * history): under a steady trickle of fixes the runner wakes a few times a second instead
+   * Live events are committed together this long after the first of them (0, the default: a
+   * turn of the event loop after the last of them); they wait in memory meanwhile, or with
+   * `applyOnArrival` are applied at once. For read models nobody follows live (the position
+   * history): under a steady trickle of fixes the runner commits a few times a second instead
    * of at every commit notice. `waitFor` does not wait for it.
    */
   liveDelayMs?: number;
