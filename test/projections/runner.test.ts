@@ -15,7 +15,7 @@ import { contentUuid, randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Projection } from '../../projections/projection.js';
 import { until } from '../support/wait.js';
-import { ProjectionRunner, READ_MODEL_VERSION, checkpointReader, openReadModelDb } from '../../projections/runner.js';
+import { ProjectionRunner, READ_MODEL_VERSION, checkpointReader, openReadModelDb, type RunnerOptions } from '../../projections/runner.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-runner-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -73,6 +73,34 @@ function withGatedReads(store: SqliteEventStore) {
     open() {
       opened = true;
       release();
+    },
+  };
+}
+
+/** An event no projection here reads the data of. */
+const status = () => ({ id: randomUuid(), type: 'StatusReported' as const, data: {} as never });
+
+/**
+ * A store and a read-model database named `name`, a started runner of `applications` over them,
+ * and a read-only connection beside the runner's, which sees only what it committed.
+ */
+async function runnerBesideReader(name: string, options: RunnerOptions) {
+  const store = new SqliteEventStore(join(dir, `${name}.sqlite`), { synchronous: 'OFF' });
+  const path = join(dir, `${name}-readmodels.sqlite`);
+  const db = openReadModelDb(path);
+  const runner = new ProjectionRunner(store, db, [applications], silentLogger, options);
+  await runner.start();
+  const reader = new Database(path, { readonly: true });
+  return {
+    store,
+    db,
+    runner,
+    reader,
+    async close() {
+      reader.close();
+      await runner.stop();
+      await store.close();
+      db.close();
     },
   };
 }
@@ -227,59 +255,37 @@ describe('projection runner', () => {
     [', applied on arrival', 'delayed-on-arrival', true],
   ] as const) {
     it(`with a live delay (the history${how}), still commits at once what a caller waits for`, async () => {
-      const store = new SqliteEventStore(join(dir, `${name}.sqlite`), { synchronous: 'OFF' });
-      const path = join(dir, `${name}-readmodels.sqlite`);
-      const db = openReadModelDb(path);
       // Far longer than waitFor's 5 s timeout: a waiter that waited for the delay would fail.
-      const runner = new ProjectionRunner(store, db, [applications], silentLogger, { liveDelayMs: 60_000, applyOnArrival });
-      await runner.start();
-      // Another connection sees only what was committed.
-      const reader = new Database(path, { readonly: true });
+      const { store, runner, reader, close } = await runnerBesideReader(name, { liveDelayMs: 60_000, applyOnArrival });
       const committed = reader.prepare('SELECT count(*) FROM applied').pluck();
       for (let i = 1; i <= 3; i++) {
         // The subscription may deliver the event before waitFor is called (a delayed batch is pending) or after (a waiter is).
-        const { position } = await store.appendToStream('telemetry-dev_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
+        const { position } = await store.appendToStream('telemetry-dev_1', [status()]);
         await runner.waitFor(position);
         expect(committed.get()).toBe(i);
         expect(checkpointReader(reader)()).toEqual(position);
       }
-      reader.close();
-      await runner.stop();
-      await store.close();
-      db.close();
+      await close();
     });
   }
 
   it('applied on arrival, commits a batch that does not fill once its delay has passed', async () => {
-    const store = new SqliteEventStore(join(dir, 'on-arrival-delay.sqlite'), { synchronous: 'OFF' });
-    const path = join(dir, 'on-arrival-delay-readmodels.sqlite');
-    const db = openReadModelDb(path);
-    const runner = new ProjectionRunner(store, db, [applications], silentLogger, { liveDelayMs: 30, applyOnArrival: true });
-    await runner.start();
-    const reader = new Database(path, { readonly: true });
-    const { position } = await store.appendToStream('telemetry-dev_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
+    const { store, reader, close } = await runnerBesideReader('on-arrival-delay', { liveDelayMs: 30, applyOnArrival: true });
+    const { position } = await store.appendToStream('telemetry-dev_1', [status()]);
     // No waiter and no full batch: only the delay commits it.
     await until(() => checkpointReader(reader)() !== null, 'the batch committed after its delay');
     expect(checkpointReader(reader)()).toEqual(position);
     expect(reader.prepare('SELECT count(*) FROM applied').pluck().get()).toBe(1);
-    reader.close();
-    await runner.stop();
-    await store.close();
-    db.close();
+    await close();
   });
 
   it('applied on arrival, a live batch stays in its open transaction, unseen by other connections, until maxBatch events or the stop commit it', async () => {
-    const store = new SqliteEventStore(join(dir, 'on-arrival.sqlite'), { synchronous: 'OFF' });
-    const path = join(dir, 'on-arrival-readmodels.sqlite');
-    const db = openReadModelDb(path);
-    const runner = new ProjectionRunner(store, db, [applications], silentLogger, { liveDelayMs: 60_000, maxBatch: 3, applyOnArrival: true });
-    await runner.start();
-    const reader = new Database(path, { readonly: true });
+    const { store, db, runner, reader, close } = await runnerBesideReader('on-arrival', { liveDelayMs: 60_000, maxBatch: 3, applyOnArrival: true });
     const seen = reader.prepare('SELECT count(*) FROM applied').pluck();
-    const status = () => ({ id: randomUuid(), type: 'StatusReported' as const, data: {} as never });
+    const applied = db.prepare('SELECT count(*) FROM applied').pluck();
     await store.appendToStream('telemetry-dev_1', [status(), status()]);
     // The writer's own connection sees the rows as they are applied; no other connection does before the commit.
-    await until(() => db.prepare('SELECT count(*) FROM applied').pluck().get() === 2, 'two events applied on arrival');
+    await until(() => applied.get() === 2, 'two events applied on arrival');
     expect(db.inTransaction).toBe(true);
     expect(seen.get()).toBe(0);
     expect(checkpointReader(reader)()).toBeNull();
@@ -290,20 +296,17 @@ describe('projection runner', () => {
     expect(db.inTransaction).toBe(false);
     // A batch that does not fill commits when the runner stops.
     await store.appendToStream('telemetry-dev_1', [status()]);
-    await until(() => db.prepare('SELECT count(*) FROM applied').pluck().get() === 4, 'a fourth event applied on arrival');
+    await until(() => applied.get() === 4, 'a fourth event applied on arrival');
     expect(seen.get()).toBe(3);
     await runner.stop();
     expect(seen.get()).toBe(4);
     expect(() => runner.onApplied(() => undefined)).toThrow('keeps none');
-    reader.close();
-    await store.close();
-    db.close();
+    await close();
   });
 
   it('takes batches of startBatch while it starts, then of maxBatch, telling beforeBatch the size of each', async () => {
     const store = new SqliteEventStore(join(dir, 'batch-sizes.sqlite'), { synchronous: 'OFF' });
     const db = openReadModelDb(join(dir, 'batch-sizes-readmodels.sqlite'));
-    const status = () => ({ id: randomUuid(), type: 'StatusReported' as const, data: {} as never });
     await store.appendToStream('telemetry-dev_1', Array.from({ length: 7 }, status));
     const sizes: number[] = [];
     const runner = new ProjectionRunner(store, db, [applications], silentLogger, { maxBatch: 2, startBatch: 5, beforeBatch: (n) => sizes.push(n) });
