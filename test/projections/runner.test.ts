@@ -129,6 +129,34 @@ describe('projection runner', () => {
     db.close();
   });
 
+  it('applied on arrival, applies each event once when catch-ups overlap the live batch while events are being appended', async () => {
+    const store = new SqliteEventStore(join(dir, 'overlap-on-arrival.sqlite'), { synchronous: 'OFF' });
+    const db = openReadModelDb(join(dir, 'overlap-on-arrival-readmodels.sqlite'));
+    // Slow reads: each catch-up's read comes back after live events went into the open batch.
+    const runner = new ProjectionRunner(withSlowReads(store), db, [applications], silentLogger, { liveDelayMs: 20, applyOnArrival: true });
+    await runner.start();
+    const appended: string[] = [];
+    const append = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const event = status();
+        appended.push(event.id);
+        await store.appendToStream(`telemetry-dev_${i % 3}`, [event]);
+      }
+    };
+    await Promise.all([append(20), runner.catchUp(), append(10).then(() => Promise.all([runner.catchUp(), runner.catchUp()])), runner.catchUp()]);
+    // The live path applies whatever the catch-ups left: a waiter for one more event sees all of them committed.
+    const last = status();
+    appended.push(last.id);
+    const { position } = await store.appendToStream('telemetry-dev_0', [last]);
+    await runner.waitFor(position);
+    const applied = db.prepare('SELECT event_id FROM applied').pluck().all() as string[];
+    expect(applied.length).toBe(appended.length);
+    expect(new Set(applied)).toEqual(new Set(appended));
+    await runner.stop();
+    await store.close();
+    db.close();
+  });
+
   it('serves a burst of catch-ups with one shared catch-up, every caller seeing what was appended before it asked', async () => {
     const store = new SqliteEventStore(join(dir, 'burst.sqlite'), { synchronous: 'OFF' });
     const db = openReadModelDb(join(dir, 'burst-readmodels.sqlite'));
