@@ -454,7 +454,6 @@ export class ProjectionRunner {
   }
 
   private flush(): void {
-    this.commitOpen();
     if (this.delayedFlush) clearTimeout(this.delayedFlush);
     this.delayedFlush = null;
     this.arrived = false;
@@ -464,7 +463,7 @@ export class ProjectionRunner {
   }
 
   private apply(events: RecordedEvent[]): void {
-    // A catch-up reads after the checkpoint: what was applied on arrival is committed first.
+    // What was applied on arrival commits first: a flush is its commit, and a catch-up reads after the checkpoint.
     this.commitOpen();
     // The subscription and a catch-up may both deliver an event: what the checkpoint already covers is skipped.
     let batch = this.checkpoint ? events.filter((e) => comparePositions(e.position, this.checkpoint!) > 0) : events;

@@ -80,6 +80,26 @@ function withGatedReads(store: SqliteEventStore) {
 /** An event no projection here reads the data of. */
 const status = () => ({ id: randomUuid(), type: 'StatusReported' as const, data: {} as never });
 
+/** Appends events one at a time, spread over three devices' streams, and keeps their ids in the order appended. */
+function appendsTo(store: SqliteEventStore) {
+  const appended: string[] = [];
+  const append = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const event = status();
+      appended.push(event.id);
+      await store.appendToStream(`telemetry-dev_${i % 3}`, [event]);
+    }
+  };
+  return { appended, append };
+}
+
+/** Every appended event has exactly one row in `applied`, and nothing else has. */
+function expectAppliedOnceEach(db: Database.Database, appended: readonly string[]): void {
+  const applied = db.prepare('SELECT event_id FROM applied').pluck().all() as string[];
+  expect(applied.length).toBe(appended.length);
+  expect(new Set(applied)).toEqual(new Set(appended));
+}
+
 /**
  * A store and a read-model database named `name`, a started runner of `applications` over them,
  * and a read-only connection beside the runner's, which sees only what it committed.
@@ -110,20 +130,11 @@ describe('projection runner', () => {
     const store = new SqliteEventStore(join(dir, 'events.sqlite'), { synchronous: 'OFF' });
     const db = openReadModelDb(join(dir, 'readmodels.sqlite'));
     const runner = new ProjectionRunner(withSlowReads(store), db, [applications], silentLogger);
-    const appended: string[] = [];
-    const append = async (n: number) => {
-      for (let i = 0; i < n; i++) {
-        const id = randomUuid();
-        appended.push(id);
-        await store.appendToStream(`telemetry-dev_${i % 3}`, [{ id, type: 'StatusReported', data: {} as never }]);
-      }
-    };
+    const { appended, append } = appendsTo(store);
     await append(10);
     await Promise.all([runner.catchUp(), runner.catchUp(), append(5).then(() => Promise.all([runner.catchUp(), runner.catchUp()])), runner.catchUp()]);
     await runner.catchUp();
-    const applied = db.prepare('SELECT event_id FROM applied').pluck().all() as string[];
-    expect(applied.length).toBe(appended.length);
-    expect(new Set(applied)).toEqual(new Set(appended));
+    expectAppliedOnceEach(db, appended);
     await runner.stop();
     await store.close();
     db.close();
@@ -135,23 +146,14 @@ describe('projection runner', () => {
     // Slow reads: each catch-up's read comes back after live events went into the open batch.
     const runner = new ProjectionRunner(withSlowReads(store), db, [applications], silentLogger, { liveDelayMs: 20, applyOnArrival: true });
     await runner.start();
-    const appended: string[] = [];
-    const append = async (n: number) => {
-      for (let i = 0; i < n; i++) {
-        const event = status();
-        appended.push(event.id);
-        await store.appendToStream(`telemetry-dev_${i % 3}`, [event]);
-      }
-    };
+    const { appended, append } = appendsTo(store);
     await Promise.all([append(20), runner.catchUp(), append(10).then(() => Promise.all([runner.catchUp(), runner.catchUp()])), runner.catchUp()]);
     // The live path applies whatever the catch-ups left: a waiter for one more event sees all of them committed.
     const last = status();
     appended.push(last.id);
     const { position } = await store.appendToStream('telemetry-dev_0', [last]);
     await runner.waitFor(position);
-    const applied = db.prepare('SELECT event_id FROM applied').pluck().all() as string[];
-    expect(applied.length).toBe(appended.length);
-    expect(new Set(applied)).toEqual(new Set(appended));
+    expectAppliedOnceEach(db, appended);
     await runner.stop();
     await store.close();
     db.close();
