@@ -11,20 +11,22 @@ import type { HistoryItemEncoder } from './index.js';
 import type { HistoryThreadData } from './thread.js';
 
 /**
- * The history's thread yields to the gateway's and the other read models' when the cores are
- * all busy: nobody follows the history live (it is read by pages), while a device waits for its
- * ack and the map for its latest position. On a quiet machine it runs as fast as before; under a
- * burst it falls behind and catches up after. Five alternated pairs of the open-loop ingest bench
- * (15,000 devices, all roles): ack p99 48-267 ms against 146-470 ms at the default priority, p50
- * 4-12 ms against 7-30 ms (docs/architecture.md, "The history yields the cores under load").
- * Set first, so the history's checkpointer thread, started from this one, inherits it.
+ * Once caught up, the history's thread yields to the gateway's and the other read models' when
+ * the cores are all busy: nobody follows the history live (it is read by pages), while a device
+ * waits for its ack and the map for its latest position. On a quiet machine it runs as fast as
+ * before; under a burst it falls behind and catches up after. Five alternated pairs of the
+ * open-loop ingest bench (15,000 devices, all roles): ack p99 48-267 ms against 146-470 ms at the
+ * default priority, p50 4-12 ms against 7-30 ms (docs/architecture.md, "The history yields the
+ * cores under load"). Not before: the API opens only once every read model has caught up, so the
+ * replay at a start keeps its full share.
  */
 const HISTORY_THREAD_NICENESS = 10;
-lowerThisThreadsPriority(HISTORY_THREAD_NICENESS);
 
 const { config, encoder } = workerData as HistoryThreadData;
 runRunnerThread(config.store, async (store) => {
   const encodeItem = ((await import(encoder.url)) as Record<string, HistoryItemEncoder>)[encoder.exportName];
   if (typeof encodeItem !== 'function') throw new Error(`${encoder.url} has no function ${encoder.exportName}`);
-  return startHistory(store, historyDbPath(config.dataDir), encodeItem, createLogger(config.logLevel).child({ role: 'history' }));
+  const history = await startHistory(store, historyDbPath(config.dataDir), encodeItem, createLogger(config.logLevel).child({ role: 'history' }));
+  lowerThisThreadsPriority(HISTORY_THREAD_NICENESS);
+  return history;
 });
