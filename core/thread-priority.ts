@@ -8,15 +8,15 @@ import { setPriority } from 'node:os';
 /**
  * Raises the calling thread's nice value to `niceness` (Linux only: elsewhere the same call
  * sets the whole process's priority, so it is left alone). Threads this one starts afterwards
- * inherit it. Says whether it took effect; a refusal is no reason for the thread not to run.
+ * inherit it. A refusal (a process already nicer than that may not raise its priority back)
+ * leaves the thread as it was, which is no reason for it not to run.
  */
-export function lowerThisThreadsPriority(niceness: number): boolean {
-  if (process.platform !== 'linux') return false;
+export function lowerThisThreadsPriority(niceness: number): void {
+  if (process.platform !== 'linux') return;
   try {
     // pid 0 is the calling thread, not the whole process, on Linux.
     setPriority(0, niceness);
-    return true;
   } catch {
-    return false;
+    // Refused: the thread keeps the priority it has.
   }
 }

@@ -17,8 +17,8 @@ import type { HistoryThreadData } from './thread.js';
  * before; under a burst it falls behind and catches up after. Seven alternated pairs of the
  * open-loop ingest bench (15,000 devices, all roles): ack p99 mean 162 ms against 253 ms at the
  * default priority, p50 mean 7.9 ms against 16.7 ms, ahead in six pairs of seven on each
- * (docs/architecture.md, "The history yields the cores under load"). Not before: the API opens only once every read model has caught up, so the
- * replay at a start keeps its full share.
+ * (docs/architecture.md, "The history yields the cores under load"). Not before it has caught
+ * up: the API opens only once every read model has, so the replay at a start keeps its full share.
  */
 const HISTORY_THREAD_NICENESS = 10;
 
