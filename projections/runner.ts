@@ -474,14 +474,12 @@ export class ProjectionRunner {
     if (skipChange >= 0) batch = batch.slice(0, skipChange + 1);
     this.options.beforeBatch?.(batch.length);
     this.applyBatch(batch);
-    const last = batch[batch.length - 1]!.position;
-    // Set before following again: the new subscription starts after it.
-    this.checkpoint = last;
+    this.applied(batch[batch.length - 1]!.position, batch);
+    // After the checkpoint moved (applied): the new subscription starts after it.
     if (skipChange >= 0 && this.subscription && !this.stopped) {
       this.dropSubscription();
       this.follow();
     }
-    this.applied(last, batch);
   }
 
   /** After a batch committed: its position is the checkpoint, its waiters and listeners are told. */
