@@ -11,7 +11,7 @@ import type { HistoryThreadData } from './thread.js';
 
 /*
  * The thread keeps the process's priority. At nice 10 (stop 41) the open loop's acks were faster,
- * but under a burst the history fell 200,000-290,000 events behind and took 3.3-5.5 s to catch up
+ * but under a burst the history fell 187,000-292,000 events behind and took 3.3-5.5 s to catch up
  * (0.4-1.9 s at the default), and under a load that lasts its lag would grow past /readyz's bound
  * (docs/architecture.md, "The history's priority, measured again and given back").
  */
