@@ -22,6 +22,7 @@ import { createUser } from './core/commands/users.js';
 import { generatePassword } from './core/passwords.js';
 import { limitHeapGrowthFromNowOn } from './core/heap-growth.js';
 import { startRoleThread, threadEntry } from './core/role-thread.js';
+import { nameThisThread } from './core/thread-name.js';
 import type { Gateway } from './gateway/server.js';
 import type { GatewayThread } from './gateway/thread.js';
 import type Database from 'better-sqlite3';
@@ -615,8 +616,11 @@ export async function cli(argv: string[]): Promise<void> {
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (!isMainThread && (workerData as Partial<PlatformThreadData> | null)?.role === 'platform') {
+  const data = workerData as PlatformThreadData;
+  // A single role runs in this thread (the others get threads of their own only when roles share the process).
+  nameThisThread(data.roles.length === 1 ? data.roles[0]! : 'platform');
   // A failure to start ends the thread with the error, which commandStart reports.
-  void runPlatformThread(workerData as PlatformThreadData);
+  void runPlatformThread(data);
 } else if (isMainThread && (invokedDirectly || process.env.FLEET_CLI === '1')) {
   cli(process.argv.slice(2)).catch((err: unknown) => {
     if (err instanceof UsageError) {

@@ -1,9 +1,11 @@
 /** The history pages' thread (history-pages.ts): reads each page asked for, in order, on a read-only connection. */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
+import { nameThisThread } from '../core/thread-name.js';
 import type { HistoryPageReply } from './history-pages.js';
 import { historyPage, type HistoryPageQuery } from './queries/positions.js';
 
+nameThisThread('history-pages');
 const { path } = workerData as { path: string };
 const port = parentPort!;
 /** Opened by the first page: a database that cannot be opened yet fails that page only, and the next tries again. */

@@ -10,10 +10,13 @@ import type { Config } from '../core/config.js';
 import { countAppends } from '../core/event-store/counting.js';
 import { openEventStore } from '../core/event-store/open.js';
 import { createLogger } from '../core/logger.js';
+import { nameThisThread } from '../core/thread-name.js';
 import { gatewayFromConfig } from './from-config.js';
 import type { FromGatewayThread, GatewaySnapshot, ToGatewayThread } from './thread-messages.js';
 
 const SNAPSHOT_INTERVAL_MS = 1_000;
+
+nameThisThread('gateway');
 
 async function main(): Promise<void> {
   const config = workerData as Config;

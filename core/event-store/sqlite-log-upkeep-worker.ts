@@ -19,6 +19,7 @@
  * once a second: nothing waits on its fsync.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { nameThisThread } from '../thread-name.js';
 import { checkpointPass } from '../wal-checkpoint-pass.js';
 import { INDEX_STEP, openLogForUpkeep, type LogUpkeepSettings } from './sqlite-log-upkeep.js';
 import { StreamIndex } from './sqlite-stream-index.js';
@@ -27,6 +28,7 @@ const FULL_STEP_CHECK_MS = 100;
 const LOG_CHECKPOINT_INTERVAL_MS = 100;
 const INDEX_CHECKPOINT_INTERVAL_MS = 1_000;
 
+nameThisThread('log-upkeep');
 const { path, synchronous, indexIntervalMs } = workerData as LogUpkeepSettings;
 const db = openLogForUpkeep(path, { synchronous });
 const index = new StreamIndex(db);

@@ -4,6 +4,7 @@
  * done, all of them go into the next transaction (group commit without a round trip).
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { nameThisThread } from '../thread-name.js';
 import { LogWriter } from './sqlite-log-writer.js';
 import { startLogUpkeep, type LogUpkeepSettings } from './sqlite-log-upkeep.js';
 import { openLog } from './sqlite-schema.js';
@@ -17,6 +18,7 @@ export type WriterReply = { count: number; outcomes: Float64Array } | { count: n
 
 export type WriterSettings = LogUpkeepSettings;
 
+nameThisThread('log-writer');
 const settings = workerData as WriterSettings;
 const db = openLog(settings.path, { synchronous: settings.synchronous });
 /** Started with the writer, which its store starts at its first append (sqlite.ts): a thread that only reads the log has neither. */

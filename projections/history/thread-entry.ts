@@ -4,6 +4,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import { createLogger } from '../../core/logger.js';
+import { nameThisThread } from '../../core/thread-name.js';
 import { runRunnerThread } from '../runner-thread.js';
 import { historyDbPath, startHistory } from './database.js';
 import type { HistoryItemEncoder } from './index.js';
@@ -15,6 +16,7 @@ import type { HistoryThreadData } from './thread.js';
  * (0.4-1.9 s at the default), and under a load that lasts its lag would grow past /readyz's bound
  * (docs/architecture.md, "The history's priority, measured again and given back").
  */
+nameThisThread('history');
 const { config, encoder } = workerData as HistoryThreadData;
 runRunnerThread(config.store, async (store) => {
   const encodeItem = ((await import(encoder.url)) as Record<string, HistoryItemEncoder>)[encoder.exportName];

@@ -9,9 +9,11 @@ import { systemClock } from '../../core/clock.js';
 import type { Config } from '../../core/config.js';
 import { createLogger } from '../../core/logger.js';
 import { SecretBox } from '../../core/secret-box.js';
+import { nameThisThread } from '../../core/thread-name.js';
 import { runRunnerThread } from '../runner-thread.js';
 import { webhookDeliveryFromConfig } from './from-config.js';
 
+nameThisThread('webhooks');
 const config = workerData as Config;
 runRunnerThread(config.store, async (store) => {
   const log = createLogger(config.logLevel).child({ role: 'webhooks' });

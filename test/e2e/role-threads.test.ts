@@ -3,10 +3,10 @@
  * each in a thread of its own: devices are acked by the gateway thread, their fixes
  * reach the read models and the API of the main thread, the history through its thread
  * and, signed, a webhook receiver through the delivery thread; the API lists deliveries, redelivers and sends tests across the threads;
- * /metrics counts the gateway thread's frames and appends; a stop drains the threads
- * before the process exits.
+ * /metrics counts the gateway thread's frames and appends; each thread is named after its
+ * role; a stop drains the threads before the process exits.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,9 @@ afterAll(async () => {
   await rx?.close();
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** The names of a process's threads (Linux). */
+const threadNames = (pid: number) => readdirSync(`/proc/${pid}/task`).map((tid) => readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
 
 const metric = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
 
@@ -101,6 +104,14 @@ describe('the role threads of fleet with every role', () => {
     });
     const ready = await call('GET', '/readyz');
     expect(ready.status).toBe(200);
+
+    // Each thread is named after its role (Linux only), as `top -H` and the ingest bench show them.
+    if (process.platform === 'linux') {
+      const names = threadNames(server.child.pid!);
+      expect(names).toEqual(
+        expect.arrayContaining(['platform', 'gateway', 'history', 'history-pages', 'webhooks', 'log-writer', 'log-upkeep', 'ckpt readmodels', 'ckpt history', 'ckpt webhooks']),
+      );
+    }
 
     // Counters arrive from the thread once a second.
     let text = '';
