@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** CPU seconds (user + system, every thread), current and peak RSS of a process so far, from /proc (Linux). */
 export function procUsage(pid: number): { cpuS: number; rssMb: number; peakRssMb: number } {
@@ -7,4 +7,29 @@ export function procUsage(pid: number): { cpuS: number; rssMb: number; peakRssMb
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return { cpuS: (Number(fields[11]) + Number(fields[12])) / 100, rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
+}
+
+/**
+ * CPU seconds so far of each thread name in a process (Linux, /proc/PID/task): the
+ * platform names its threads after their roles (core/thread-name.ts); threads of one
+ * name (V8's and libuv's helpers are all "node") are summed.
+ */
+export function threadCpuByName(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // The thread ended between the listing and the read: its time is in neither reading.
+    }
+  }
+  return byName;
+}
+
+/** What each thread name used between two readings, largest first. */
+export function threadCpuSpent(before: Map<string, number>, after: Map<string, number>): Array<[string, number]> {
+  return [...after].map(([name, s]): [string, number] => [name, s - (before.get(name) ?? 0)]).sort((a, b) => b[1] - a[1]);
 }
