@@ -617,7 +617,7 @@ export async function cli(argv: string[]): Promise<void> {
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (!isMainThread && (workerData as Partial<PlatformThreadData> | null)?.role === 'platform') {
   const data = workerData as PlatformThreadData;
-  // A single role runs in this thread (the others get threads of their own only when roles share the process).
+  // Named after its role when it runs one alone; with several, it runs those that get no thread of their own.
   nameThisThread(data.roles.length === 1 ? data.roles[0]! : 'platform');
   // A failure to start ends the thread with the error, which commandStart reports.
   void runPlatformThread(data);
