@@ -1,12 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
+/** User + system CPU seconds in a /proc stat line (a process's or a thread's), its fields counted after the name's parentheses. */
+function cpuSecondsOf(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** CPU seconds (user + system, every thread), current and peak RSS of a process so far, from /proc (Linux). */
 export function procUsage(pid: number): { cpuS: number; rssMb: number; peakRssMb: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { cpuS: (Number(fields[11]) + Number(fields[12])) / 100, rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
+  return { cpuS: cpuSecondsOf(readFileSync(`/proc/${pid}/stat`, 'utf8')), rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
 }
 
 /**
@@ -20,8 +24,7 @@ export function threadCpuByName(pid: number): Map<string, number> {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+      byName.set(name, (byName.get(name) ?? 0) + cpuSecondsOf(stat));
     } catch {
       // The thread ended between the listing and the read: its time is in neither reading.
     }
