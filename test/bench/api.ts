@@ -11,19 +11,23 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ApiBenchTargets } from './api-server.js';
 import { httpLoad, type HttpLoadFigure } from './http-load.js';
-import { procUsage } from './proc-usage.js';
+import { procUsage, threadCpuByName, threadCpuSpent } from './proc-usage.js';
 
 const SERVER = fileURLToPath(new URL('./api-server.js', import.meta.url));
 const CONNECTIONS = 10;
 
 interface Figure extends HttpLoadFigure {
   serverCpuSeconds: number;
+  /** The server's CPU seconds per thread name (core/thread-name.ts) over the load. */
+  serverThreads: Map<string, number>;
 }
 
 async function load(serverPid: number, port: number, path: string, headers: Record<string, string>, seconds: number): Promise<Figure> {
   const before = procUsage(serverPid).cpuS;
+  const threadsBefore = threadCpuByName(serverPid);
   const figure = await httpLoad({ port, path, headers, connections: CONNECTIONS, seconds });
-  return { ...figure, serverCpuSeconds: procUsage(serverPid).cpuS - before };
+  const serverThreads = new Map(threadCpuSpent(threadsBefore, threadCpuByName(serverPid)));
+  return { ...figure, serverCpuSeconds: procUsage(serverPid).cpuS - before, serverThreads };
 }
 
 /** Rounds add up: requests over seconds; latencies are the worst round's (conservative). */
@@ -39,6 +43,10 @@ function combine(rounds: Figure[]): Figure {
     errors: rounds.reduce((n, f) => n + f.errors, 0),
     clientCpuSeconds: rounds.reduce((n, f) => n + f.clientCpuSeconds, 0),
     serverCpuSeconds: rounds.reduce((n, f) => n + f.serverCpuSeconds, 0),
+    serverThreads: rounds.reduce((sum, f) => {
+      for (const [name, s] of f.serverThreads) sum.set(name, (sum.get(name) ?? 0) + s);
+      return sum;
+    }, new Map<string, number>()),
   };
 }
 
@@ -88,6 +96,7 @@ export async function runApiBench(devices = 10_000, seconds = 5, rounds = 2, onl
           (warmup ? `    warm-up (not counted): static ${fmt(warmup.static)}\n                           api    ${fmt(warmup.api)}\n` : '') +
           `    static route ${fmt(reference)}\n` +
           `    api          ${fmt(api)}\n` +
+          threads(api) +
           `    api/static: ${(ratio * 100).toFixed(0)}% of req/s (target >= ${p.target.ratio * 100}%), api p99 ${api.p99} ms (target < ${p.target.p99Ms} ms)\n`,
       );
     }
@@ -100,4 +109,12 @@ export async function runApiBench(devices = 10_000, seconds = 5, rounds = 2, onl
 function fmt(f: Figure): string {
   const cpu = `cpu server ${f.serverCpuSeconds.toFixed(1)} s, client ${f.clientCpuSeconds.toFixed(1)} s of ${f.seconds.toFixed(1)} s`;
   return `${Math.round(f.requestsPerSecond).toLocaleString('en-US').padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  ${cpu}${f.errors ? `  errors ${f.errors}` : ''}`;
+}
+
+/** Where the platform's CPU went per request, by thread name ("node": V8's and libuv's helpers). */
+function threads(f: Figure): string {
+  const spent = [...f.serverThreads].filter(([, s]) => s >= 0.05).sort((a, b) => b[1] - a[1]);
+  if (spent.length === 0) return '';
+  const perRequest = (s: number) => (s / f.requests) * 1e6;
+  return `      server threads, cpu s (µs per request): ${spent.map(([name, s]) => `${name} ${s.toFixed(1)} (${perRequest(s).toFixed(0)})`).join(', ')}\n`;
 }
