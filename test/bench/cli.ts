@@ -1,4 +1,4 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--only reference,gateway,platform] [--open-devices N (0: none)] [--open-duration S] [--timeline] | decode | api [--devices N] [--duration S] [--rounds R] [--warmup S] [--only history] | geofences | rebuild [--events N] | stream-index [--devices N] [--per-stream N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
+/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--only reference,durable-reference,gateway,platform] [--open-devices N (0: none)] [--open-duration S] [--timeline] | decode | api [--devices N] [--duration S] [--rounds R] [--warmup S] [--only history] | geofences | rebuild [--events N] | stream-index [--devices N] [--per-stream N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';

@@ -1,11 +1,13 @@
 /**
- * Durable ingest, measured on the platform as users start it. Three servers, same load,
+ * Durable ingest, measured on the platform as users start it. Four servers, same load,
  * same run, each in its own process:
  *
- *   reference  frames and acks with the gateway's protocol modules, stores nothing
- *   gateway    `dist/main.js --roles gateway`: decode, append to SQLite (synchronous=FULL), ack
- *   platform   `dist/main.js` with every role (gateway, projections, API, webhooks), as
- *              `npm start` runs it, with a webhook endpoint subscribed to device events
+ *   reference          frames and acks with the gateway's protocol modules, stores nothing
+ *   durable-reference  the same, acking each frame once its bytes are appended to a file
+ *                      and an fdatasync covered them: the disk's floor for a durable ack
+ *   gateway            `dist/main.js --roles gateway`: decode, append to SQLite (synchronous=FULL), ack
+ *   platform           `dist/main.js` with every role (gateway, projections, API, webhooks), as
+ *                      `npm start` runs it, with a webhook endpoint subscribed to device events
  *
  * The load comes from codec8-client.ts in a process of its own (Teltonika Codec 8, 1 to
  * 10 records per frame with 10 IO elements each, every record unique). Closed loop: each
@@ -34,7 +36,7 @@ import { BENCH_SEEDS } from './fleet.js';
 import { procUsage, threadCpuByName, threadCpuSpent } from './proc-usage.js';
 import { benchNodeArgs } from './node-args.js';
 
-export const TARGETS = ['reference', 'gateway', 'platform'] as const;
+export const TARGETS = ['reference', 'durable-reference', 'gateway', 'platform'] as const;
 export type Target = (typeof TARGETS)[number];
 
 export interface IngestFigure {
@@ -127,8 +129,9 @@ const CATCH_UP_LIMIT_MS = 120_000;
 async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>): Promise<IngestFigure> {
   const dir = mkdtempSync(join(tmpdir(), `fleet-bench-ingest-${target}-`));
   try {
-    if (target === 'reference') {
-      const child = fork(here('./ingest-server.js'), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+    if (target === 'reference' || target === 'durable-reference') {
+      const args = target === 'durable-reference' ? [join(dir, 'frames.log')] : [];
+      const child = fork(here('./ingest-server.js'), args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
       const port = await new Promise<number>((resolve, reject) => {
         let out = '';
         child.stdout!.on('data', (d: Buffer) => {
@@ -206,7 +209,7 @@ function line(f: IngestFigure, label: string): string {
   const r = f.report;
   const lag = f.lagAtStop !== undefined ? `   projection lag at stop ${fmt(f.lagAtStop)} events, caught up in ${f.catchUpS!.toFixed(2)} s` : '';
   return (
-    `  ${label.padEnd(22)} ${fmt(r.recordsPerSecond).padStart(8)} acked records/s   ack p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms` +
+    `  ${label.padEnd(28)} ${fmt(r.recordsPerSecond).padStart(8)} acked records/s   ack p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms` +
     `   server cpu ${f.serverCpuS.toFixed(1)} s, peak rss ${fmt(f.serverPeakRssMb)} MB   client cpu ${r.cpuSeconds.toFixed(1)} s` +
     `   (${r.loggedIn}/${r.devices} logged in in ${r.loginSeconds.toFixed(1)} s, ${r.unacked} unacked, ${r.errors} errors)${lag}\n` +
     threads(f)
@@ -229,8 +232,14 @@ function timeline(f: IngestFigure): string {
   return `    ack p99 (p50) per second, ms:\n${lines.join('')}`;
 }
 
-function ratios(f: IngestFigure, reference: IngestFigure): string {
-  return `${Math.round((f.report.recordsPerSecond / reference.report.recordsPerSecond) * 100)}% of the reference's records/s, ack p99 ${(f.report.p99 / reference.report.p99).toFixed(2)}x`;
+function ratios(f: IngestFigure, reference: IngestFigure, name = 'reference'): string {
+  return `${Math.round((f.report.recordsPerSecond / reference.report.recordsPerSecond) * 100)}% of the ${name}'s records/s, ack p99 ${(f.report.p99 / reference.report.p99).toFixed(2)}x`;
+}
+
+/** Against the durable reference (no target: what the platform adds beyond the disk), when it ran. */
+function durableRatios(f: IngestFigure, figures: Map<Target, IngestFigure>): string {
+  const durable = figures.get('durable-reference');
+  return durable ? `; ${ratios(f, durable, 'durable reference')}` : '';
 }
 
 export interface IngestBenchOptions {
@@ -241,7 +250,7 @@ export interface IngestBenchOptions {
   openDevices: number;
   openIntervalS: number;
   openSeconds: number;
-  /** The servers to run, in this order (all three by default), in the closed and the open loop: for comparing builds, say. */
+  /** The servers to run, in this order (all four by default), in the closed and the open loop: for comparing builds, say. */
   only?: readonly Target[];
   /** Print each server's ack latencies per second of the load too (where in a run its tail is). */
   timeline?: boolean;
@@ -279,12 +288,12 @@ export async function runIngestBench(o: IngestBenchOptions): Promise<IngestFigur
     const gateway = figures.get('gateway');
     const platform = figures.get('platform');
     // The ratios need the reference of the same round; the platform's own targets do not.
-    if (gateway && reference) process.stdout.write(`    gateway:  ${ratios(gateway, reference)} (targets >= 50%, <= 2x)\n`);
+    if (gateway && reference) process.stdout.write(`    gateway:  ${ratios(gateway, reference)} (targets >= 50%, <= 2x)${durableRatios(gateway, figures)}\n`);
     if (platform) {
       process.stdout.write(
         `    platform: ${fmt(platform.report.recordsPerSecond)} records/s (target >= 30,000), ` +
           (reference ? `${ratios(platform, reference)} (target p99 <= 3x), ` : '') +
-          `caught up in ${platform.catchUpS!.toFixed(2)} s (target <= 2 s)\n`,
+          `caught up in ${platform.catchUpS!.toFixed(2)} s (target <= 2 s)${durableRatios(platform, figures)}\n`,
       );
     }
   }
@@ -297,12 +306,12 @@ export async function runIngestBench(o: IngestBenchOptions): Promise<IngestFigur
     const gateway = figures.get('gateway');
     const platform = figures.get('platform');
     // No target for the gateway alone: the ack path's tail apart from what the other roles add to it.
-    if (gateway && reference) process.stdout.write(`    gateway:  ${ratios(gateway, reference)} (no target: the ack path alone)\n`);
+    if (gateway && reference) process.stdout.write(`    gateway:  ${ratios(gateway, reference)} (no target: the ack path alone)${durableRatios(gateway, figures)}\n`);
     if (platform) {
       process.stdout.write(
         `    platform: ` +
           (reference ? `${ratios(platform, reference)} (target p99 <= 1.2x), ` : '') +
-          `peak rss ${fmt(platform.serverPeakRssMb)} MB (target < 1024)\n`,
+          `peak rss ${fmt(platform.serverPeakRssMb)} MB (target < 1024)${durableRatios(platform, figures)}\n`,
       );
     }
   }
