@@ -15,7 +15,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { ProtocolModule, ProtocolName, SessionInfo } from '../../gateway/protocol.js';
 import { protocols } from '../../gateway/protocols/index.js';
 
-/** Acks are sent once an fdatasync covered their frames: one write and one sync for all the frames of a turn. */
+/** Acks leave once an fdatasync covered their frames; frames that arrive while one runs share one write and one sync after it. */
 class GroupCommit {
   private frames: Buffer[] = [];
   private acks: Array<{ socket: Socket; reply: Buffer }> = [];
