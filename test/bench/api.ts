@@ -11,7 +11,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ApiBenchTargets } from './api-server.js';
 import { httpLoad, type HttpLoadFigure } from './http-load.js';
-import { procUsage, threadCpuByName, threadCpuSpent } from './proc-usage.js';
+import { procUsage, threadCpuByName, threadCpuLine, threadCpuSpent } from './proc-usage.js';
 
 const SERVER = fileURLToPath(new URL('./api-server.js', import.meta.url));
 const CONNECTIONS = 10;
@@ -26,7 +26,7 @@ async function load(serverPid: number, port: number, path: string, headers: Reco
   const before = procUsage(serverPid).cpuS;
   const threadsBefore = threadCpuByName(serverPid);
   const figure = await httpLoad({ port, path, headers, connections: CONNECTIONS, seconds });
-  const serverThreads = new Map(threadCpuSpent(threadsBefore, threadCpuByName(serverPid)));
+  const serverThreads = threadCpuSpent(threadsBefore, threadCpuByName(serverPid));
   return { ...figure, serverCpuSeconds: procUsage(serverPid).cpuS - before, serverThreads };
 }
 
@@ -96,7 +96,7 @@ export async function runApiBench(devices = 10_000, seconds = 5, rounds = 2, onl
           (warmup ? `    warm-up (not counted): static ${fmt(warmup.static)}\n                           api    ${fmt(warmup.api)}\n` : '') +
           `    static route ${fmt(reference)}\n` +
           `    api          ${fmt(api)}\n` +
-          threads(api) +
+          threadCpuLine(api.serverThreads, api.requests, 'request', 0, '      ') +
           `    api/static: ${(ratio * 100).toFixed(0)}% of req/s (target >= ${p.target.ratio * 100}%), api p99 ${api.p99} ms (target < ${p.target.p99Ms} ms)\n`,
       );
     }
@@ -111,10 +111,3 @@ function fmt(f: Figure): string {
   return `${Math.round(f.requestsPerSecond).toLocaleString('en-US').padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  ${cpu}${f.errors ? `  errors ${f.errors}` : ''}`;
 }
 
-/** Where the platform's CPU went per request, by thread name ("node": V8's and libuv's helpers). */
-function threads(f: Figure): string {
-  const spent = [...f.serverThreads].filter(([, s]) => s >= 0.05).sort((a, b) => b[1] - a[1]);
-  if (spent.length === 0) return '';
-  const perRequest = (s: number) => (s / f.requests) * 1e6;
-  return `      server threads, cpu s (µs per request): ${spent.map(([name, s]) => `${name} ${s.toFixed(1)} (${perRequest(s).toFixed(0)})`).join(', ')}\n`;
-}

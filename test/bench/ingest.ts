@@ -33,7 +33,7 @@ import { simulatedIdentity } from '../simulator/run.js';
 import { platformEnv, startPlatformProcess } from '../support/platform-process.js';
 import type { ClientConfig, ClientReport } from './codec8-client.js';
 import { BENCH_SEEDS } from './fleet.js';
-import { procUsage, threadCpuByName, threadCpuSpent } from './proc-usage.js';
+import { procUsage, threadCpuByName, threadCpuLine, threadCpuSpent } from './proc-usage.js';
 import { benchNodeArgs } from './node-args.js';
 
 export const TARGETS = ['reference', 'durable-reference', 'gateway', 'platform'] as const;
@@ -44,8 +44,8 @@ export interface IngestFigure {
   report: ClientReport;
   serverCpuS: number;
   serverPeakRssMb: number;
-  /** Gateway and platform: the server's CPU seconds per thread name over the load, largest first. */
-  serverThreads?: Array<[string, number]>;
+  /** Gateway and platform: the server's CPU seconds per thread name over the load. */
+  serverThreads?: Map<string, number>;
   /** Platform only: events the read models had not applied when the load stopped, and seconds until they had. */
   lagAtStop?: number;
   catchUpS?: number;
@@ -212,16 +212,8 @@ function line(f: IngestFigure, label: string): string {
     `  ${label.padEnd(28)} ${fmt(r.recordsPerSecond).padStart(8)} acked records/s   ack p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms` +
     `   server cpu ${f.serverCpuS.toFixed(1)} s, peak rss ${fmt(f.serverPeakRssMb)} MB   client cpu ${r.cpuSeconds.toFixed(1)} s` +
     `   (${r.loggedIn}/${r.devices} logged in in ${r.loginSeconds.toFixed(1)} s, ${r.unacked} unacked, ${r.errors} errors)${lag}\n` +
-    threads(f)
+    (f.serverThreads ? threadCpuLine(f.serverThreads, r.records, 'record', 1, '    ') : '')
   );
-}
-
-/** Where the server's CPU went, per thread (named after their roles; "node": V8's and libuv's helpers), and per record. */
-function threads(f: IngestFigure): string {
-  const spent = f.serverThreads?.filter(([, s]) => s >= 0.05);
-  if (!spent?.length) return '';
-  const perRecord = (s: number) => (s / f.report.records) * 1e6;
-  return `    server threads, cpu s (µs per record): ${spent.map(([name, s]) => `${name} ${s.toFixed(1)} (${perRecord(s).toFixed(1)})`).join(', ')}\n`;
 }
 
 /** The ack latencies of each second of the load: p99 (p50) in ms, eight seconds a line. */

@@ -32,7 +32,19 @@ export function threadCpuByName(pid: number): Map<string, number> {
   return byName;
 }
 
-/** What each thread name used between two readings, largest first. */
-export function threadCpuSpent(before: Map<string, number>, after: Map<string, number>): Array<[string, number]> {
-  return [...after].map(([name, s]): [string, number] => [name, s - (before.get(name) ?? 0)]).sort((a, b) => b[1] - a[1]);
+/** What each thread name used between two readings. */
+export function threadCpuSpent(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  return new Map([...after].map(([name, s]) => [name, s - (before.get(name) ?? 0)]));
+}
+
+/**
+ * A bench line of where a server's CPU went, largest first: each thread name's seconds and its
+ * µs per unit of work (`count` records or requests), after `indent`; names that used under 0.05 s
+ * are left out, and with none left, so is the line.
+ */
+export function threadCpuLine(spent: Map<string, number>, count: number, unit: string, digits: number, indent: string): string {
+  const shown = [...spent].filter(([, s]) => s >= 0.05).sort((a, b) => b[1] - a[1]);
+  if (shown.length === 0) return '';
+  const perUnit = (s: number) => ((s / count) * 1e6).toFixed(digits);
+  return `${indent}server threads, cpu s (µs per ${unit}): ${shown.map(([name, s]) => `${name} ${s.toFixed(1)} (${perUnit(s)})`).join(', ')}\n`;
 }
