@@ -25,7 +25,7 @@ import { randomUuid } from '../../core/ids.js';
 import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
 import { platformEnv, startPlatformProcess } from '../support/platform-process.js';
-import { procUsage } from './proc-usage.js';
+import { procUsage, threadCpuByName, threadCpuLine } from './proc-usage.js';
 import { benchNodeArgs } from './node-args.js';
 
 const DEVICES = 1000;
@@ -96,11 +96,13 @@ export async function runRebuildBench(events = 500_000): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     // CPU time says what the wall clock cannot on a machine shared with other work.
     const { cpuS } = procUsage(platform.child.pid!);
+    const threads = threadCpuByName(platform.child.pid!);
     await platform.stop();
     process.stdout.write(
       `rebuild: ${written.toLocaleString('en-US')} fixes of ${DEVICES} devices, read models built from an empty start by dist/main.js --roles projections,api\n` +
         `  ${Math.round(written / seconds).toLocaleString('en-US')} events/s (${seconds.toFixed(1)} s, process start included; target >= 100,000)\n` +
-        `  platform process CPU ${cpuS.toFixed(1)} s (every thread): ${Math.round(written / cpuS).toLocaleString('en-US')} events per CPU second\n`,
+        `  platform process CPU ${cpuS.toFixed(1)} s (every thread): ${Math.round(written / cpuS).toLocaleString('en-US')} events per CPU second\n` +
+        threadCpuLine(threads, written, 'event', 1, '  '),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
