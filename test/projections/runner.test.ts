@@ -13,7 +13,7 @@ import { type EventStore, positionToString } from '../../core/event-store/port.j
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { contentUuid, randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
-import type { Projection } from '../../projections/projection.js';
+import { batchHandler, type Projection } from '../../projections/projection.js';
 import { until } from '../support/wait.js';
 import { ProjectionRunner, READ_MODEL_VERSION, checkpointReader, openReadModelDb, type RunnerOptions } from '../../projections/runner.js';
 
@@ -180,9 +180,10 @@ describe('projection runner', () => {
     reads.open();
     await Promise.all(callers);
     expect(applied.get()).toBe(50);
-    // The first catch-up reads the log to its end; the 49 callers that came while it read share one more, which finds nothing new.
+    // The first catch-up reads the log to its end, and once more after committing (its outbox may have appended);
+    // the 49 callers that came while it read share one more, which finds nothing new.
     const last = (await store.readAll({})).at(-1)!.position;
-    expect(reads.after).toEqual(['start', positionToString(last), positionToString(last)]);
+    expect(reads.after).toEqual(['start', positionToString(last), positionToString(last), positionToString(last)]);
     await runner.stop();
     await store.close();
     db.close();
@@ -334,20 +335,66 @@ describe('projection runner', () => {
     await close();
   });
 
-  it('takes batches of startBatch while it starts, then of maxBatch, telling beforeBatch the size of each', async () => {
+  it('commits batches of startBatch while it starts, then of maxBatch, telling beforeBatch the most each holds', async () => {
     const store = new SqliteEventStore(join(dir, 'batch-sizes.sqlite'), { synchronous: 'OFF' });
     const db = openReadModelDb(join(dir, 'batch-sizes-readmodels.sqlite'));
     await store.appendToStream('telemetry-dev_1', Array.from({ length: 7 }, status));
-    const sizes: number[] = [];
-    const runner = new ProjectionRunner(store, db, [applications], silentLogger, { maxBatch: 2, startBatch: 5, beforeBatch: (n) => sizes.push(n) });
+    const told: number[] = [];
+    const committed: number[] = [];
+    let inBatch = 0;
+    // Counts the events of each batch: flush runs once per batch, inside its transaction.
+    const batches: Projection = {
+      name: 'batches',
+      migrate: () => undefined,
+      prepare: () =>
+        batchHandler(() => void inBatch++, {
+          flush() {
+            committed.push(inBatch);
+            inBatch = 0;
+          },
+          discard: () => void (inBatch = 0),
+        }),
+    };
+    const runner = new ProjectionRunner(store, db, [applications, batches], silentLogger, { maxBatch: 2, startBatch: 5, beforeBatch: (n) => told.push(n) });
     await runner.start();
-    expect(sizes).toEqual([5, 2]);
+    expect(committed).toEqual([5, 2]);
+    // A catch-up cannot know how many events are left: it tells the most its batch takes.
+    expect(told).toEqual([5, 5]);
     // Whether the subscription or this catch-up applies the three, none comes in more than maxBatch.
     await store.appendToStream('telemetry-dev_1', Array.from({ length: 3 }, status));
     await runner.catchUp();
-    expect(sizes.slice(2).reduce((a, b) => a + b, 0)).toBe(3);
-    expect(Math.max(...sizes.slice(2))).toBeLessThanOrEqual(2);
+    expect(committed.slice(2).reduce((a, b) => a + b, 0)).toBe(3);
+    expect(Math.max(...committed.slice(2))).toBeLessThanOrEqual(2);
+    expect(Math.max(...told.slice(2))).toBeLessThanOrEqual(2);
     expect(db.prepare('SELECT count(*) FROM applied').pluck().get()).toBe(10);
+    await runner.stop();
+    await store.close();
+    db.close();
+  });
+
+  it('reads a catch-up from the log a thousand events at a time, into batches of startBatch', async () => {
+    const store = new SqliteEventStore(join(dir, 'chunks.sqlite'), { synchronous: 'OFF' });
+    const db = openReadModelDb(join(dir, 'chunks-readmodels.sqlite'));
+    for (let i = 0; i < 5; i++) await store.appendToStream(`telemetry-dev_${i}`, Array.from({ length: 500 }, status));
+    const asked: number[] = [];
+    const counted = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop !== 'readAll') return Reflect.get(target, prop, receiver) as unknown;
+        return (...args: Parameters<EventStore['readAll']>) => {
+          asked.push(args[0]?.maxCount ?? Number.POSITIVE_INFINITY);
+          return target.readAll(...args);
+        };
+      },
+    });
+    const checkpoints: string[] = [];
+    const runner = new ProjectionRunner(counted, db, [applications], silentLogger, { startBatch: 2_000 });
+    runner.onApplied(() => checkpoints.push(positionToString(runner.position!)));
+    await runner.start();
+    expect(db.prepare('SELECT count(*) FROM applied').pluck().get()).toBe(2_500);
+    // 1000 + 1000 fill the first batch; the rest, then the end (read twice: before and after the last commit).
+    expect(asked).toEqual([1_000, 1_000, 1_000, 1_000, 1_000]);
+    const all = await store.readAll({ maxCount: 3_000 });
+    expect(checkpoints).toEqual([positionToString(all[1_999]!.position), positionToString(all[2_499]!.position)]);
     await runner.stop();
     await store.close();
     db.close();
