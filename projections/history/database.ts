@@ -61,6 +61,15 @@ const HISTORY_CACHE_PAGES = 4096;
 const HISTORY_BATCH = 16_000;
 
 /**
+ * Fixes applied in one transaction while the history catches up at start (a rebuild, or a
+ * backlog after a restart): the API listens once it has, and fewer, larger commits wait less
+ * for the disk. The rebuild bench (500,000 fixes): 57,000-59,000 events/s against
+ * 51,000-54,000 in batches of 16,000, for the same CPU; its peak RSS 535 MB against 398 MB,
+ * the page cache being sized for the batch (it shrinks back once live batches are small).
+ */
+const HISTORY_START_BATCH = 48_000;
+
+/**
  * Sizes the writer's page cache for a batch of `events` fixes: every page the batch
  * changes must stay in the cache until the commit, or SQLite spills it to the WAL early
  * and writes it again at the commit (batches of 16,000 in the base cache were no faster
@@ -117,6 +126,7 @@ export async function startHistory(store: EventStore, path: string, encodeItem: 
     liveDelayMs: HISTORY_LIVE_DELAY_MS,
     applyOnArrival: true,
     maxBatch: HISTORY_BATCH,
+    startBatch: HISTORY_START_BATCH,
     beforeBatch: historyCacheSizer(db),
   });
   await runner.start();

@@ -95,13 +95,13 @@ export async function runRebuildBench(events = 500_000): Promise<void> {
     }
     const seconds = (performance.now() - started) / 1000;
     // CPU time says what the wall clock cannot on a machine shared with other work.
-    const { cpuS } = procUsage(platform.child.pid!);
+    const { cpuS, peakRssMb } = procUsage(platform.child.pid!);
     const threads = threadCpuByName(platform.child.pid!);
     await platform.stop();
     process.stdout.write(
       `rebuild: ${written.toLocaleString('en-US')} fixes of ${DEVICES} devices, read models built from an empty start by dist/main.js --roles projections,api\n` +
         `  ${Math.round(written / seconds).toLocaleString('en-US')} events/s (${seconds.toFixed(1)} s, process start included; target >= 100,000)\n` +
-        `  platform process CPU ${cpuS.toFixed(1)} s (every thread): ${Math.round(written / cpuS).toLocaleString('en-US')} events per CPU second\n` +
+        `  platform process CPU ${cpuS.toFixed(1)} s (every thread): ${Math.round(written / cpuS).toLocaleString('en-US')} events per CPU second, peak RSS ${Math.round(peakRssMb)} MB\n` +
         threadCpuLine(threads, written, 'event', 1, '  '),
     );
   } finally {
