@@ -28,8 +28,8 @@ const BATCH = 4_000;
 /**
  * Events a catch-up reads from the log at a time, applied into its batch's open transaction
  * as they come: a batch of 16,000 read at once lived until it was applied, and the collector
- * copied and promoted it (the rebuild bench: 34,000-35,000 events/s with the helper threads
- * using 12 µs of CPU per event, against 42,000-47,000 and 4.5 µs read by the thousand).
+ * copied and promoted it (the rebuild bench: 40,000-41,000 events/s, V8's helper threads using
+ * 10 µs of CPU per event, against 51,000-55,000 events/s and 3.5 µs read by the thousand).
  */
 const READ_CHUNK = 1_000;
 /**
