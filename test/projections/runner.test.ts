@@ -400,6 +400,42 @@ describe('projection runner', () => {
     db.close();
   });
 
+  it('rolls back the whole batch when a catch-up fails in a later read of it, and applies each event once on the next', async () => {
+    const store = new SqliteEventStore(join(dir, 'chunk-fails.sqlite'), { synchronous: 'OFF' });
+    const db = openReadModelDb(join(dir, 'chunk-fails-readmodels.sqlite'));
+    const appended: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const events = Array.from({ length: 800 }, status);
+      appended.push(...events.map((e) => e.id));
+      await store.appendToStream(`telemetry-dev_${i}`, events);
+    }
+    // The 1,500th event is in the batch's second read of the log.
+    const failOn = appended[1_499]!;
+    let thrown = 0;
+    const failingOnce: Projection = {
+      name: 'failing-once',
+      migrate: applications.migrate,
+      prepare(pdb) {
+        const insert = pdb.prepare('INSERT INTO applied (event_id) VALUES (?)');
+        return (e) => {
+          if (e.id === failOn && thrown++ === 0) throw new Error('disk I/O error');
+          insert.run(e.id);
+        };
+      },
+    };
+    const runner = new ProjectionRunner(store, db, [failingOnce], silentLogger, { maxBatch: 2_000 });
+    await expect(runner.catchUp()).rejects.toThrow('disk I/O error');
+    // The first read's thousand events were in the same transaction: none of them stayed.
+    expect(db.prepare('SELECT count(*) FROM applied').pluck().get()).toBe(0);
+    expect(runner.position).toBeNull();
+    await runner.catchUp();
+    expectAppliedOnceEach(db, appended);
+    expect(positionToString(runner.position!)).toBe(positionToString((await store.readAll({ maxCount: 3_000 })).at(-1)!.position));
+    await runner.stop();
+    await store.close();
+    db.close();
+  });
+
   it('rebuilds read models written by another version of the projections from the log, and keeps its own', async () => {
     const store = new SqliteEventStore(join(dir, 'versions.sqlite'), { synchronous: 'OFF' });
     const path = join(dir, 'versions-readmodels.sqlite');
