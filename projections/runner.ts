@@ -171,7 +171,7 @@ export class ProjectionRunner {
    */
   private open: { events: number; last: LogPosition; kept: RecordedEvent[] | null } | null = null;
   /** Events in the last batch committed: the next one applied on arrival has its page cache sized for as many. */
-  private lastArrivalBatch = 0;
+  private lastBatchEvents = 0;
   private readonly openTransaction: { begin: Database.Statement; commit: Database.Statement; rollback: Database.Statement };
 
   constructor(
@@ -236,7 +236,7 @@ export class ProjectionRunner {
   private applyArrived(e: RecordedEvent): void {
     try {
       const opening = !this.open;
-      this.applyInOpenBatch(e, this.lastArrivalBatch);
+      this.applyInOpenBatch(e, this.lastBatchEvents);
       if (opening) this.delayedFlush = setTimeout(() => this.flushOrRetry(), this.options.liveDelayMs ?? 0).unref();
     } catch (err) {
       this.failed(err);
@@ -259,7 +259,7 @@ export class ProjectionRunner {
       throw err;
     }
     this.open = null;
-    this.lastArrivalBatch = open.events;
+    this.lastBatchEvents = open.events;
     this.applied(open.last, open.kept ?? []);
   }
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type EventStore, positionToString } from '../../core/event-store/port.js';
+import { type EventStore, type RecordedEvent, positionToString } from '../../core/event-store/port.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { contentUuid, randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
@@ -29,6 +29,23 @@ const applications: Projection = {
     return (e) => void insert.run(e.id);
   },
 };
+
+/** `applications`, failing (as a write that found the database busy would) the first time it meets an event `fails` picks. */
+function failingOnce(fails: (e: RecordedEvent) => boolean, message: string): { projection: Projection; thrown: () => number } {
+  let thrown = 0;
+  const projection: Projection = {
+    name: 'failing-once',
+    migrate: applications.migrate,
+    prepare(db) {
+      const insert = db.prepare('INSERT INTO applied (event_id) VALUES (?)');
+      return (e) => {
+        if (fails(e) && thrown++ === 0) throw new Error(message);
+        insert.run(e.id);
+      };
+    },
+  };
+  return { projection, thrown: () => thrown };
+}
 
 /** The store, with reads that answer a few milliseconds later, counted. */
 function withSlowReads(store: SqliteEventStore, reads = { count: 0 }): EventStore {
@@ -197,20 +214,8 @@ describe('projection runner', () => {
     it(`follows the log again from its checkpoint after a batch fails ${how}: no event lost, none applied twice`, async () => {
       const store = new SqliteEventStore(join(dir, `${name}.sqlite`), { synchronous: 'OFF' });
       const db = openReadModelDb(join(dir, `${name}-readmodels.sqlite`));
-      // Fails the first time it meets the marked event, as a write that found the database busy would.
-      let thrown = 0;
-      const failingOnce: Projection = {
-        name: 'failing-once',
-        migrate: applications.migrate,
-        prepare(pdb) {
-          const insert = pdb.prepare('INSERT INTO applied (event_id) VALUES (?)');
-          return (e) => {
-            if ((e.data as { fail?: boolean }).fail && thrown++ === 0) throw new Error('database is locked');
-            insert.run(e.id);
-          };
-        },
-      };
-      const runner = new ProjectionRunner(store, db, [failingOnce], silentLogger, options);
+      const failing = failingOnce((e) => (e.data as { fail?: boolean }).fail === true, 'database is locked');
+      const runner = new ProjectionRunner(store, db, [failing.projection], silentLogger, options);
       await runner.start();
       const appended: string[] = [];
       const append = async (data: object) => {
@@ -224,7 +229,7 @@ describe('projection runner', () => {
       await append({ fail: true });
       for (let i = 0; i < 3; i++) await append({});
       await until(() => applied().length >= 7, 'every event applied after the failure');
-      expect(thrown).toBe(2); // failed once, applied on the retry
+      expect(failing.thrown()).toBe(2); // failed once, applied on the retry
       // And it keeps following the log afterwards.
       await append({});
       await until(() => applied().length >= 8, 'an event after the recovery applied');
@@ -410,20 +415,8 @@ describe('projection runner', () => {
       await store.appendToStream(`telemetry-dev_${i}`, events);
     }
     // The 1,500th event is in the batch's second read of the log.
-    const failOn = appended[1_499]!;
-    let thrown = 0;
-    const failingOnce: Projection = {
-      name: 'failing-once',
-      migrate: applications.migrate,
-      prepare(pdb) {
-        const insert = pdb.prepare('INSERT INTO applied (event_id) VALUES (?)');
-        return (e) => {
-          if (e.id === failOn && thrown++ === 0) throw new Error('disk I/O error');
-          insert.run(e.id);
-        };
-      },
-    };
-    const runner = new ProjectionRunner(store, db, [failingOnce], silentLogger, { maxBatch: 2_000 });
+    const failing = failingOnce((e) => e.id === appended[1_499], 'disk I/O error');
+    const runner = new ProjectionRunner(store, db, [failing.projection], silentLogger, { maxBatch: 2_000 });
     await expect(runner.catchUp()).rejects.toThrow('disk I/O error');
     // The first read's thousand events were in the same transaction: none of them stayed.
     expect(db.prepare('SELECT count(*) FROM applied').pluck().get()).toBe(0);
