@@ -31,6 +31,8 @@ import { benchNodeArgs } from './node-args.js';
 const DEVICES = 1000;
 /** Records per frame, a second apart; a device's frames are RECORDS_PER_FRAME seconds apart. */
 const RECORDS_PER_FRAME = 5;
+/** How long after the rebuild the platform's RSS is read again. */
+const SETTLE_MS = 2_000;
 /** Km/h at second `i`: between 40 and 60, changing by under a km/h a second. */
 const speed = (i: number): number => Math.round(50 + 10 * Math.sin(i / 60));
 
@@ -97,11 +99,14 @@ export async function runRebuildBench(events = 500_000): Promise<void> {
     // CPU time says what the wall clock cannot on a machine shared with other work.
     const { cpuS, peakRssMb } = procUsage(platform.child.pid!);
     const threads = threadCpuByName(platform.child.pid!);
+    // What an idle platform keeps once the rebuild is over (no fixes arrive after it).
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const { rssMb: settledRssMb } = procUsage(platform.child.pid!);
     await platform.stop();
     process.stdout.write(
       `rebuild: ${written.toLocaleString('en-US')} fixes of ${DEVICES} devices, read models built from an empty start by dist/main.js --roles projections,api\n` +
         `  ${Math.round(written / seconds).toLocaleString('en-US')} events/s (${seconds.toFixed(1)} s, process start included; target >= 100,000)\n` +
-        `  platform process CPU ${cpuS.toFixed(1)} s (every thread): ${Math.round(written / cpuS).toLocaleString('en-US')} events per CPU second, peak RSS ${Math.round(peakRssMb)} MB\n` +
+        `  platform process CPU ${cpuS.toFixed(1)} s (every thread): ${Math.round(written / cpuS).toLocaleString('en-US')} events per CPU second, peak RSS ${Math.round(peakRssMb)} MB, ${Math.round(settledRssMb)} MB ${SETTLE_MS / 1000} s after\n` +
         threadCpuLine(threads, written, 'event', 1, '  '),
     );
   } finally {
