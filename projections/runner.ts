@@ -106,7 +106,10 @@ export interface RunnerOptions {
    * runner whose thread serves nothing else until it has caught up takes larger batches.
    */
   startBatch?: number;
-  /** Called before each batch is applied with its number of events (the history sizes its page cache for it). */
+  /**
+   * Called before each batch is applied with its number of events; for a catch-up's, which reads
+   * as it applies, the most it may hold (the history sizes its page cache for it).
+   */
   beforeBatch?: (events: number) => void;
   /**
    * Event types the projections ignore for now: the log is read without them (SkipTypes).
