@@ -442,10 +442,11 @@ export class ProjectionRunner {
   }
 
   private push(e: RecordedEvent): void {
-    // Events the catch-up already applied may come again through the subscription.
-    if (this.checkpoint && comparePositions(e.position, this.checkpoint) <= 0) return;
+    // Events a catch-up already applied (or has in its open batch) may come again through the subscription.
+    const through = this.appliedThrough;
+    if (through && comparePositions(e.position, through) <= 0) return;
     if (this.options.applyOnArrival) {
-      if (!this.open || comparePositions(e.position, this.open.last) > 0) this.applyArrived(e);
+      this.applyArrived(e);
       return;
     }
     this.buffer.push(e);
