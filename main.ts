@@ -28,7 +28,7 @@ import type { GatewayThread } from './gateway/thread.js';
 import type Database from 'better-sqlite3';
 import { historyItemEncoderModule } from './api/history-item-module.js';
 import type { HistoryRole, ProjectionRunner } from './projections/index.js';
-import { historyDbPath, moveHistoryOut, openHistoryReads, type HistoryReads } from './projections/history/database.js';
+import { dropHistoryFromReadModels, historyDbPath, openHistoryReads, type HistoryReads } from './projections/history/database.js';
 import { HistoryThread } from './projections/history/thread.js';
 import { openReadModelDb } from './projections/runner.js';
 import type { WebhookDeliveryAccess } from './projections/webhooks/index.js';
@@ -72,7 +72,7 @@ function openReadModels(
   onThreadFailure: ((err: Error) => void) | null,
 ): { db: Database.Database; historyReads: HistoryReads; historyThread: Promise<HistoryThread> | null } {
   const db = openReadModelDb(join(config.dataDir, 'readmodels.sqlite'));
-  moveHistoryOut(db, historyDbPath(config.dataDir));
+  dropHistoryFromReadModels(db);
   const historyReads = openHistoryReads(historyDbPath(config.dataDir));
   if (!onThreadFailure) return { db, historyReads, historyThread: null };
   const historyThread = HistoryThread.start(config, historyItemEncoderModule, onThreadFailure);

@@ -32,7 +32,7 @@ export const idKey: SortKey<string> = {
   parse: (text) => (ID.test(text) ? text : null),
 };
 
-/** Lists in time order, ties broken by id: an event id (events) or a stored event's UUID (position history). */
+/** Lists in time order, named by time and id: an event id (events, ties broken by it) or a stored event's UUID (position history, ties in the order stored). */
 export const timeAndIdKey: SortKey<{ t: number; id: string }> = {
   format: (k) => `${k.t}|${k.id}`,
   parse(text) {

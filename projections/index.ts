@@ -36,6 +36,6 @@ export function readModelProjections(): Projection[] {
 
 export { ProjectionRunner, openReadModelDb } from './runner.js';
 export { historyProjection, type HistoryFix, type HistoryItemEncoder } from './history/index.js';
-export { historyDbPath, moveHistoryOut, openHistoryDb, openHistoryReads, startHistory, type HistoryReads, type HistoryRole } from './history/database.js';
+export { dropHistoryFromReadModels, historyDbPath, openHistoryDb, openHistoryReads, startHistory, type HistoryReads, type HistoryRole } from './history/database.js';
 export { evolveDevice, type DeviceRow, type DeviceStatus } from './devices/evolve.js';
 export { evolveLatestPosition, type LatestPositionRow } from './latest-positions/evolve.js';

@@ -2,8 +2,17 @@
 import type Database from 'better-sqlite3';
 import { stmt } from './statements.js';
 import { boundLimit } from '../../core/sqlite-limit.js';
+import {
+  HISTORY_EPOCH_MS,
+  HISTORY_LAST_FIX_MS,
+  HISTORY_SLOTS,
+  deviceBaseSql,
+  keyFixTimeSql,
+  keySlotSql,
+  keySql,
+} from '../../projections/history/key.js';
 
-/** A sort key of the history: fix time, ties broken by the PositionRecorded's id. */
+/** Where a walk of the history stands: the fix time and the PositionRecorded's id of the last row it read. */
 export interface HistoryKey {
   t: number;
   id: string;
@@ -28,49 +37,61 @@ export interface HistoryPageQuery {
 }
 
 /**
- * Position history of one device in [from, to), keyset-paginated on (fix_time, event_id).
- * One statement, so both parts read one snapshot: the page's stored JSON joined by SQLite
- * (one range scan of the clustered table, one buffer back instead of a JS value per row and
- * column), and the keys of the page's last row and of the row after it, if any (the same
- * range, from the page's end). Every row is the customer's (its customer_id is matched), so
- * a page with items is of the customer's device; an empty page says nothing about the device
- * (customerHasDevice tells an unknown or foreign one from a quiet window). It runs in the
- * history pages' thread (api/history-pages.ts).
+ * Position history of one device in [from, to), keyset-paginated on the history's key
+ * (projections/history/key.ts: the device, its fixes' times, their slots), which the cursor
+ * names by fix time and event id. One statement, so both parts read one snapshot: the page's
+ * stored JSON joined by SQLite (one range scan of the clustered table, one buffer back instead
+ * of a JS value per row and column), and the fix time, id and slot of the page's last row and
+ * of the row after it, if any (the same range, from the page's end). Every row is the
+ * customer's (its customer_id is matched), so a page with items is of the customer's device;
+ * an empty page says nothing about the device (customerHasDevice tells an unknown or foreign
+ * one from a quiet window). It runs in the history pages' thread (api/history-pages.ts).
  */
 export function historyPage(historyDb: Database.Database, q: HistoryPageQuery): HistoryPage {
+  // Times a key cannot hold have no rows: the window is cut to what it can.
+  const from = Math.max(q.from, HISTORY_EPOCH_MS);
+  const to = Math.min(q.to, HISTORY_LAST_FIX_MS + 1);
+  if (from >= to) return { items: null, next: null };
   const asc = q.order === 'asc';
-  const cmp = asc ? '>' : '<';
   const dir = asc ? 'ASC' : 'DESC';
-  const range = `FROM positions WHERE device_id = @device AND customer_id = @customer AND fix_time >= @from AND fix_time < @to
-    ${q.after ? `AND (fix_time ${cmp} @t OR (fix_time = @t AND event_id ${cmp} @id))` : ''}
-    ORDER BY fix_time ${dir}, event_id ${dir}`;
+  const base = deviceBaseSql('num');
+  // The cursor's row by its id among the slots of its millisecond; gone (never, as rows stay), the whole millisecond is passed.
+  const cursorSlot0 = keySql(base, 'min(max(@t, ' + (HISTORY_EPOCH_MS - 1) + '), ' + (HISTORY_LAST_FIX_MS + 1) + ')');
+  const after = q.after
+    ? `, coalesce((SELECT k FROM positions WHERE k BETWEEN ${cursorSlot0} AND ${cursorSlot0} + ${HISTORY_SLOTS - 1} AND event_id = @id), ${cursorSlot0}${asc ? ` + ${HISTORY_SLOTS - 1}` : ''}) AS after`
+    : '';
+  // The bounds as scalar subqueries, each read once: SQLite seeks the key's range and walks it in the order asked (a join
+  // with the window planned a sort of the whole range, and an automatic index over the table).
+  const range = `FROM positions WHERE k >= (SELECT lo FROM window) AND k < (SELECT hi FROM window) AND customer_id = @customer
+    ${q.after ? `AND k ${asc ? '>' : '<'} (SELECT after FROM window)` : ''} ORDER BY k ${dir}`;
   // group_concat takes the subquery's rows in its ORDER BY order (a subquery with LIMIT is never flattened
   // into an aggregate); test/api/positions.test.ts checks every page of both orders byte for byte.
   const rows = stmt(
     historyDb,
-    `SELECT 0, CAST(group_concat(item, ',') AS BLOB), NULL, NULL FROM (SELECT item ${range} LIMIT ${boundLimit('@limit')})
+    `WITH window AS MATERIALIZED (SELECT ${keySql(base, '@from')} AS lo, ${keySql(base, '@to')} AS hi ${after} FROM history_devices WHERE device_id = @device)
+     SELECT 0, CAST(group_concat(item, ',') AS BLOB), NULL, NULL, NULL FROM (SELECT item ${range} LIMIT ${boundLimit('@limit')})
      UNION ALL
-     SELECT 1, NULL, fix_time, event_id FROM (SELECT fix_time, event_id ${range} LIMIT 2 OFFSET @limit - 1)`,
+     SELECT 1, NULL, ${keyFixTimeSql('k')}, event_id, ${keySlotSql('k')} FROM (SELECT k, event_id ${range} LIMIT 2 OFFSET @limit - 1)`,
     'raw',
   ).all({
     device: q.deviceId,
     customer: q.customerId,
-    from: q.from,
-    to: q.to,
+    from,
+    to,
     limit: q.limit,
     ...(q.after ? { t: q.after.t, id: q.after.id } : {}),
-  }) as Array<[0, Buffer | null, null, null] | [1, null, number, string]>;
+  }) as Array<[0, Buffer | null, null, null, null] | [1, null, number, string, number]>;
   let items: Buffer | null = null;
-  const keys: HistoryKey[] = [];
+  const keys: Array<{ key: HistoryKey; slot: number }> = [];
   for (const r of rows) {
     if (r[0] === 0) items = r[1];
-    else keys.push({ t: r[2], id: r[3] });
+    else keys.push({ key: { t: r[2], id: r[3] }, slot: r[4] });
   }
   // Two keys: the page is full and another row follows; the page ends on the earlier one in the walk's order.
   if (items === null || keys.length < 2) return { items, next: null };
-  const [a, b] = keys as [HistoryKey, HistoryKey];
-  const aFirst = a.t < b.t || (a.t === b.t && a.id < b.id);
-  return { items, next: aFirst === asc ? a : b };
+  const [a, b] = keys as [(typeof keys)[0], (typeof keys)[0]];
+  const aFirst = a.key.t < b.key.t || (a.key.t === b.key.t && a.slot < b.slot);
+  return { items, next: (aFirst === asc ? a : b).key };
 }
 
 /** Whether the customer has this device (in the other read models' database): an empty history page's 404 or 200. */

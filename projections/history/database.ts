@@ -113,8 +113,20 @@ const HISTORY_WAL_RESTART_PAGES = 16_384;
 export function openHistoryDb(path: string): Database.Database {
   const db = openReadModelDb(path);
   db.pragma(`cache_size = ${HISTORY_CACHE_PAGES}`);
+  dropOlderLayout(db);
   createHistoryTable(db);
   return db;
+}
+
+/**
+ * A history of the layout before its integer key (rows keyed on device_id, fix_time, event_id)
+ * is dropped with its checkpoint: the history's runner rebuilds it from the log, and the other
+ * read models keep theirs.
+ */
+function dropOlderLayout(db: Database.Database): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('positions')").pluck().all() as string[];
+  if (!columns.includes('device_id')) return;
+  db.transaction(() => db.exec('DROP TABLE positions; DELETE FROM checkpoints;'))();
 }
 
 /**
@@ -125,7 +137,7 @@ export async function startHistory(store: EventStore, path: string, encodeItem: 
   const db = openHistoryDb(path);
   const checkpointer = checkpointInBackground(db);
   db.pragma(`wal_autocheckpoint = ${HISTORY_WAL_RESTART_PAGES}`);
-  const runner = new ProjectionRunner(store, db, [historyProjection(encodeItem)], log, {
+  const runner = new ProjectionRunner(store, db, [historyProjection(encodeItem, log)], log, {
     liveDelayMs: HISTORY_LIVE_DELAY_MS,
     applyOnArrival: true,
     maxBatch: HISTORY_BATCH,
@@ -149,31 +161,9 @@ export async function startHistory(store: EventStore, path: string, encodeItem: 
 }
 
 /**
- * A history kept inside the read-model database (before it had one of its own) moves
- * into `historyPath` with the checkpoint it was committed with, so an upgrade does not
- * replay the log for it. Idempotent: a move that committed in the history database but
- * not yet the drop is finished on the next start. A table of an older layout (no item
- * JSON) is dropped instead; the history's runner then builds it from the log.
+ * A history kept inside the read-model database (before it had one of its own) is dropped
+ * there: its layout is older than the history's, which its runner builds from the log.
  */
-export function moveHistoryOut(readModelDb: Database.Database, historyPath: string): void {
-  const columns = readModelDb.prepare("SELECT name FROM pragma_table_info('positions')").pluck().all() as string[];
-  if (columns.length === 0) return;
-  if (columns.includes('item')) {
-    openHistoryDb(historyPath).close();
-    readModelDb.prepare('ATTACH DATABASE ? AS history').run(historyPath);
-    try {
-      const moved = readModelDb.prepare("SELECT 1 FROM history.checkpoints WHERE name = 'read-models'").get() !== undefined;
-      if (!moved) {
-        readModelDb.transaction(() => {
-          readModelDb.exec(`
-            INSERT OR IGNORE INTO history.positions (device_id, fix_time, event_id, customer_id, item)
-              SELECT device_id, fix_time, event_id, customer_id, item FROM main.positions;
-            INSERT INTO history.checkpoints (name, position) SELECT name, position FROM main.checkpoints WHERE name = 'read-models';`);
-        })();
-      }
-    } finally {
-      readModelDb.exec('DETACH DATABASE history');
-    }
-  }
-  readModelDb.exec('DROP TABLE positions');
+export function dropHistoryFromReadModels(readModelDb: Database.Database): void {
+  readModelDb.exec('DROP TABLE IF EXISTS positions');
 }

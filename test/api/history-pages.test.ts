@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HistoryPages } from '../../api/history-pages.js';
 import { historyPage, type HistoryPageQuery } from '../../api/queries/positions.js';
-import { openHistoryDb } from '../../projections/index.js';
+import { historyProjection, openHistoryDb } from '../../projections/index.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -22,18 +22,24 @@ function historyFile(): string {
   return join(dir, 'history.sqlite');
 }
 
-/** `count` fixes of one device a second apart, each item a small JSON object. */
+const T0 = Date.UTC(2026, 10, 20);
+
+/** `count` fixes of one device a second apart, applied by the history's projection, each item a small JSON object. */
 function seed(path: string, count: number): void {
   const db = openHistoryDb(path);
-  const insert = db.prepare('INSERT INTO positions (device_id, fix_time, event_id, customer_id, item) VALUES (?, ?, ?, ?, ?)');
+  const handler = historyProjection((fix) => JSON.stringify({ n: (fix.fix_time - T0) / 1_000 })).prepare(db);
   db.transaction(() => {
-    for (let i = 0; i < count; i++) insert.run('dev_a', 1_000 * i, `evt-${String(i).padStart(4, '0')}`, 'cus_a', JSON.stringify({ n: i }));
+    for (let i = 0; i < count; i++) {
+      const data = { device_id: 'dev_a', customer_id: 'cus_a', fix_time: T0 + 1_000 * i, lat: 56.9, lng: 24.1, speed_kmh: 0 };
+      handler({ type: 'PositionRecorded', id: `evt-${String(i).padStart(4, '0')}`, data } as unknown as Parameters<typeof handler>[0]);
+    }
+    handler.flush?.();
   })();
   db.close();
 }
 
 const query = (over: Partial<HistoryPageQuery> = {}): HistoryPageQuery => ({
-  customerId: 'cus_a', deviceId: 'dev_a', from: 0, to: 1e12, after: null, limit: 10, order: 'asc', ...over,
+  customerId: 'cus_a', deviceId: 'dev_a', from: 0, to: 2e12, after: null, limit: 10, order: 'asc', ...over,
 });
 
 describe('history pages read in their own thread', () => {

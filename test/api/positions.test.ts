@@ -215,6 +215,7 @@ describe('GET /v1/positions (history)', () => {
     const { customerId, deviceId, headers } = await setup();
     const device = { customerId, deviceId };
     // Values at the edges of the item's shape: nulls, false, an invalid fix, fractions, negatives, a tie on fix time, a late fix.
+    // Fixes of one millisecond are listed in the order they were stored (projections/history/key.ts), whatever their ids.
     const fixes: Array<[number, Partial<PositionRecorded['data']>]> = [
       [0, {}],
       [1, { valid: false, ignition: false, odometer_m: 123_456.7, lat: -33.868_82, lng: -151.209_29, speed_kmh: 0.1, heading_deg: 359.9 }],
@@ -236,7 +237,7 @@ describe('GET /v1/positions (history)', () => {
     const filters = (order: string) => ({ device_id: deviceId, from, to, order });
     const sorted = events
       .map((e) => e.data && { ...e.data, event_id: e.id! })
-      .sort((a, b) => a.fix_time - b.fix_time || (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));
+      .sort((a, b) => a.fix_time - b.fix_time); // stable: a tie keeps the log's order
     for (const order of ['asc', 'desc'] as const) {
       const all = order === 'asc' ? sorted : [...sorted].reverse();
       for (const limit of [1, 2, 3, 7, 100]) {
