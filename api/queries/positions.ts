@@ -2,15 +2,7 @@
 import type Database from 'better-sqlite3';
 import { stmt } from './statements.js';
 import { boundLimit } from '../../core/sqlite-limit.js';
-import {
-  HISTORY_EPOCH_MS,
-  HISTORY_LAST_FIX_MS,
-  HISTORY_SLOTS,
-  deviceBaseSql,
-  keyFixTimeSql,
-  keySlotSql,
-  keySql,
-} from '../../projections/history/key.js';
+import { HISTORY_EPOCH_MS, HISTORY_LAST_FIX_MS, HISTORY_SLOTS, historyKey, keyFixTimeSql, keySlotSql } from '../../projections/history/key.js';
 
 /** Where a walk of the history stands: the fix time and the PositionRecorded's id of the last row it read. */
 export interface HistoryKey {
@@ -39,7 +31,7 @@ export interface HistoryPageQuery {
 /**
  * Position history of one device in [from, to), keyset-paginated on the history's key
  * (projections/history/key.ts: the device, its fixes' times, their slots), which the cursor
- * names by fix time and event id. One statement, so both parts read one snapshot: the page's
+ * names by fix time and event id. One statement (after the device's number), so both parts read one snapshot: the page's
  * stored JSON joined by SQLite (one range scan of the clustered table, one buffer back instead
  * of a JS value per row and column), and the fix time, id and slot of the page's last row and
  * of the row after it, if any (the same range, from the page's end). Every row is the
@@ -51,35 +43,36 @@ export function historyPage(historyDb: Database.Database, q: HistoryPageQuery): 
   // Times a key cannot hold have no rows: the window is cut to what it can.
   const from = Math.max(q.from, HISTORY_EPOCH_MS);
   const to = Math.min(q.to, HISTORY_LAST_FIX_MS + 1);
-  if (from >= to) return { items: null, next: null };
+  // A device's number never changes once given, so it is read apart from the page.
+  const num = (stmt(historyDb, 'SELECT num FROM history_devices WHERE device_id = ?', 'raw').get(q.deviceId) as [number] | undefined)?.[0];
+  if (num === undefined || from >= to) return { items: null, next: null };
   const asc = q.order === 'asc';
   const dir = asc ? 'ASC' : 'DESC';
-  const base = deviceBaseSql('num');
-  // The cursor's row by its id among the slots of its millisecond; gone (never, as rows stay), the whole millisecond is passed.
-  const cursorSlot0 = keySql(base, 'min(max(@t, ' + (HISTORY_EPOCH_MS - 1) + '), ' + (HISTORY_LAST_FIX_MS + 1) + ')');
-  const after = q.after
-    ? `, coalesce((SELECT k FROM positions WHERE k BETWEEN ${cursorSlot0} AND ${cursorSlot0} + ${HISTORY_SLOTS - 1} AND event_id = @id), ${cursorSlot0}${asc ? ` + ${HISTORY_SLOTS - 1}` : ''}) AS after`
-    : '';
-  // The bounds as scalar subqueries, each read once: SQLite seeks the key's range and walks it in the order asked (a join
-  // with the window planned a sort of the whole range, and an automatic index over the table).
-  const range = `FROM positions WHERE k >= (SELECT lo FROM window) AND k < (SELECT hi FROM window) AND customer_id = @customer
-    ${q.after ? `AND k ${asc ? '>' : '<'} (SELECT after FROM window)` : ''} ORDER BY k ${dir}`;
+  const lastSlot = HISTORY_SLOTS - 1;
+  // After the cursor's row, found by its id among the slots of its millisecond (were it gone, after the whole millisecond).
+  // One bound per side, so that SQLite seeks to it (a second lower bound is only a filter: the walk started at `from`).
+  const cursorRow = `(SELECT k FROM positions WHERE k BETWEEN @at AND @at + ${HISTORY_SLOTS - 1} AND event_id = @id)`;
+  const bounds = !q.after
+    ? 'k >= @lo AND k < @hi'
+    : asc
+      ? `k >= max(@lo, coalesce(${cursorRow} + 1, @at + ${HISTORY_SLOTS})) AND k < @hi`
+      : `k >= @lo AND k < min(@hi, coalesce(${cursorRow}, @at))`;
+  const range = `FROM positions WHERE ${bounds} AND customer_id = @customer ORDER BY k ${dir}`;
   // group_concat takes the subquery's rows in its ORDER BY order (a subquery with LIMIT is never flattened
   // into an aggregate); test/api/positions.test.ts checks every page of both orders byte for byte.
   const rows = stmt(
     historyDb,
-    `WITH window AS MATERIALIZED (SELECT ${keySql(base, '@from')} AS lo, ${keySql(base, '@to')} AS hi ${after} FROM history_devices WHERE device_id = @device)
-     SELECT 0, CAST(group_concat(item, ',') AS BLOB), NULL, NULL, NULL FROM (SELECT item ${range} LIMIT ${boundLimit('@limit')})
+    `SELECT 0, CAST(group_concat(item, ',') AS BLOB), NULL, NULL, NULL FROM (SELECT item ${range} LIMIT ${boundLimit('@limit')})
      UNION ALL
      SELECT 1, NULL, ${keyFixTimeSql('k')}, event_id, ${keySlotSql('k')} FROM (SELECT k, event_id ${range} LIMIT 2 OFFSET @limit - 1)`,
     'raw',
   ).all({
-    device: q.deviceId,
     customer: q.customerId,
-    from,
-    to,
+    lo: historyKey(num, from),
+    hi: historyKey(num, to),
     limit: q.limit,
-    ...(q.after ? { t: q.after.t, id: q.after.id } : {}),
+    // A cursor's time outside what a key holds is brought a millisecond past its edge: still before or after every row.
+    ...(q.after ? { at: historyKey(num, Math.min(Math.max(q.after.t, HISTORY_EPOCH_MS - 1), HISTORY_LAST_FIX_MS + 1)), id: q.after.id } : {}),
   }) as Array<[0, Buffer | null, null, null, null] | [1, null, number, string, number]>;
   let items: Buffer | null = null;
   const keys: Array<{ key: HistoryKey; slot: number }> = [];
