@@ -48,7 +48,6 @@ export function historyPage(historyDb: Database.Database, q: HistoryPageQuery): 
   if (num === undefined || from >= to) return { items: null, next: null };
   const asc = q.order === 'asc';
   const dir = asc ? 'ASC' : 'DESC';
-  const lastSlot = HISTORY_SLOTS - 1;
   // After the cursor's row, found by its id among the slots of its millisecond (were it gone, after the whole millisecond).
   // One bound per side, so that SQLite seeks to it (a second lower bound is only a filter: the walk started at `from`).
   const cursorRow = `(SELECT k FROM positions WHERE k BETWEEN @at AND @at + ${HISTORY_SLOTS - 1} AND event_id = @id)`;
