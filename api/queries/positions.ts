@@ -2,7 +2,7 @@
 import type Database from 'better-sqlite3';
 import { stmt } from './statements.js';
 import { boundLimit } from '../../core/sqlite-limit.js';
-import { HISTORY_EPOCH_MS, HISTORY_LAST_FIX_MS, HISTORY_SLOTS, historyKey, keyFixTimeSql, keySlotSql } from '../../projections/history/key.js';
+import { HISTORY_EPOCH_MS, HISTORY_LAST_FIX_MS, HISTORY_SLOTS, deviceBaseSql, keyFixTimeSql, keySlotSql, keySql } from '../../projections/history/key.js';
 
 /** Where a walk of the history stands: the fix time and the PositionRecorded's id of the last row it read. */
 export interface HistoryKey {
@@ -50,12 +50,15 @@ export function historyPage(historyDb: Database.Database, q: HistoryPageQuery): 
   const dir = asc ? 'ASC' : 'DESC';
   // After the cursor's row, found by its id among the slots of its millisecond (were it gone, after the whole millisecond).
   // One bound per side, so that SQLite seeks to it (a second lower bound is only a filter: the walk started at `from`).
-  const cursorRow = `(SELECT k FROM positions WHERE k BETWEEN @at AND @at + ${HISTORY_SLOTS - 1} AND event_id = @id)`;
+  const lo = keySql(deviceBaseSql('@num'), '@from');
+  const hi = keySql(deviceBaseSql('@num'), '@to');
+  const at = keySql(deviceBaseSql('@num'), '@t');
+  const cursorRow = `(SELECT k FROM positions WHERE k BETWEEN ${at} AND ${at} + ${HISTORY_SLOTS - 1} AND event_id = @id)`;
   const bounds = !q.after
-    ? 'k >= @lo AND k < @hi'
+    ? `k >= ${lo} AND k < ${hi}`
     : asc
-      ? `k >= max(@lo, coalesce(${cursorRow} + 1, @at + ${HISTORY_SLOTS})) AND k < @hi`
-      : `k >= @lo AND k < min(@hi, coalesce(${cursorRow}, @at))`;
+      ? `k >= max(${lo}, coalesce(${cursorRow} + 1, ${at} + ${HISTORY_SLOTS})) AND k < ${hi}`
+      : `k >= ${lo} AND k < min(${hi}, coalesce(${cursorRow}, ${at}))`;
   const range = `FROM positions WHERE ${bounds} AND customer_id = @customer ORDER BY k ${dir}`;
   // group_concat takes the subquery's rows in its ORDER BY order (a subquery with LIMIT is never flattened
   // into an aggregate); test/api/positions.test.ts checks every page of both orders byte for byte.
@@ -67,11 +70,12 @@ export function historyPage(historyDb: Database.Database, q: HistoryPageQuery): 
     'raw',
   ).all({
     customer: q.customerId,
-    lo: historyKey(num, from),
-    hi: historyKey(num, to),
+    num,
+    from,
+    to,
     limit: q.limit,
     // A cursor's time outside what a key holds is brought a millisecond past its edge: still before or after every row.
-    ...(q.after ? { at: historyKey(num, Math.min(Math.max(q.after.t, HISTORY_EPOCH_MS - 1), HISTORY_LAST_FIX_MS + 1)), id: q.after.id } : {}),
+    ...(q.after ? { t: Math.min(Math.max(q.after.t, HISTORY_EPOCH_MS - 1), HISTORY_LAST_FIX_MS + 1), id: q.after.id } : {}),
   }) as Array<[0, Buffer | null, null, null, null] | [1, null, number, string, number]>;
   let items: Buffer | null = null;
   const keys: Array<{ key: HistoryKey; slot: number }> = [];

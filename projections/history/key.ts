@@ -14,9 +14,9 @@
  *   are applied (the log's order, the same on every replay): up to four.
  *   A fifth stays in the log only.
  *
- * A key exceeds 2^53: the writer has SQLite compute it from its parts (its
- * integers have 64 bits), a page's bounds are bigints (historyKey), and what is
- * read back is the fix time and the slot, which fit in a number.
+ * A key exceeds 2^53, so SQLite computes it from its parts (its integers
+ * have 64 bits), for the writer's rows and a page's bounds alike; what is read
+ * back is the fix time and the slot, which fit in a number.
  */
 
 export const HISTORY_EPOCH_MS = Date.UTC(2000, 0, 1);
@@ -28,11 +28,6 @@ export const HISTORY_LAST_FIX_MS = HISTORY_EPOCH_MS + 2 ** TIME_BITS - 1;
 export const HISTORY_MAX_DEVICES = 2 ** 20 - 1;
 /** Fixes of one device in one millisecond the history keeps. */
 export const HISTORY_SLOTS = 2 ** SLOT_BITS;
-
-/** The key of a fix (a bigint: keys pass 2^53). `time` may lie a millisecond outside what a key holds, for a bound. */
-export function historyKey(num: number, time: number, slot = 0): bigint {
-  return (BigInt(num) << BigInt(TIME_BITS + SLOT_BITS)) + (BigInt(Math.floor(time) - HISTORY_EPOCH_MS) << BigInt(SLOT_BITS)) + BigInt(slot);
-}
 
 /** SQL of the first key of a device's block: its number shifted past time and slot. */
 export const deviceBaseSql = (num: string): string => `(${num} << ${TIME_BITS + SLOT_BITS})`;
