@@ -4,7 +4,6 @@
  * roles asked for (gateway, projections, api; all by default, one process on
  * the embedded store). Also the `fleet` command line (COMMANDS below; `fleet help`).
  */
-import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -18,7 +17,7 @@ import type { Plan } from './core/events.js';
 import { createLogger, type Logger } from './core/logger.js';
 import { PLANS, createCustomer, setCustomerRateLimit, setCustomerWebhookLimit } from './core/commands/customers.js';
 import { CommandRejected } from './core/commands/rejection.js';
-import { createUser } from './core/commands/users.js';
+import { ensureDemoCustomer, type DataDirDemo } from './core/demo-customer.js';
 import { generatePassword } from './core/passwords.js';
 import { limitHeapGrowthFromNowOn } from './core/heap-growth.js';
 import { startRoleThread, threadEntry } from './core/role-thread.js';
@@ -245,48 +244,8 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   };
 }
 
-/** The demo customer's panel login. */
-const DEMO_EMAIL = 'demo@fleet.local';
-
-interface DemoCustomer {
-  customer_id: string;
-  api_key: string;
-  email: string;
-  password: string;
-}
-
-/**
- * On a fresh data dir, creates a demo customer with a panel login and keeps
- * its key and password in a 0600 file. They are printed on that first start
- * only: later starts name the file, so the secrets do not land in every log
- * that captures stdout. A data dir from before the panel gets its demo login
- * on the next start (printed then, once).
- */
-async function ensureDemoCustomer(config: Config, store: EventStore): Promise<DemoCustomer & { file: string; createdNow: boolean }> {
-  const file = join(config.dataDir, 'demo-customer.json');
-  const write = (demo: DemoCustomer) => writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
-  const password = generatePassword();
-  if (existsSync(file)) {
-    const kept = JSON.parse(readFileSync(file, 'utf8')) as Partial<DemoCustomer> & { customer_id: string; api_key: string };
-    if (kept.email && kept.password) return { ...(kept as DemoCustomer), file, createdNow: false };
-    await createUser(store, systemClock, { customer_id: kept.customer_id, email: DEMO_EMAIL, name: 'Demo user', password });
-    const demo = { customer_id: kept.customer_id, api_key: kept.api_key, email: DEMO_EMAIL, password };
-    write(demo);
-    return { ...demo, file, createdNow: true };
-  }
-  const created = await createCustomer(store, systemClock, {
-    name: 'Demo Fleet',
-    plan: 'pro',
-    first_user: { email: DEMO_EMAIL, name: 'Demo user', password },
-  });
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const demo = { customer_id: created.customer_id, api_key: created.api_key, email: DEMO_EMAIL, password };
-  write(demo);
-  return { ...demo, file, createdNow: true };
-}
-
 /** The banner's panel line: the demo login's password on the start that created it, else where it is kept. */
-function panelLine(port: number, demo: (DemoCustomer & { file: string; createdNow: boolean }) | null): string {
+function panelLine(port: number, demo: DataDirDemo | null): string {
   const url = `http://localhost:${port}/`;
   if (!demo) return `  Panel:       ${url}`;
   return demo.createdNow
@@ -342,7 +301,7 @@ async function runPlatformThread({ config, roles }: PlatformThreadData): Promise
       process.exit(1);
     },
   });
-  const demo = roles.includes('api') && config.store.startsWith('sqlite:') ? await ensureDemoCustomer(config, platform.store) : null;
+  const demo = roles.includes('api') && config.store.startsWith('sqlite:') ? await ensureDemoCustomer(config.dataDir, platform.store) : null;
   // The banner says the platform is ready: the demo login just created is in the read models, and /readyz agrees.
   if (demo?.createdNow) await platform.catchUp();
   const lines = [
