@@ -3,7 +3,9 @@
  *
  * The stream index: a step moves INDEX_STEP events of the tail into it, one transaction that
  * holds the index's write lock, never the log's, so appends never wait for it
- * (sqlite-schema.ts), and other processes' upkeep threads take turns. Full steps are taken
+ * (sqlite-schema.ts). Of the upkeep threads a log has (one per store that appends, in this
+ * process and in others), one at a time does the upkeep: the one that holds the lease
+ * (sqlite-upkeep-lease.ts); the others look at it once a second. Full steps are taken
  * as soon as the tail holds one (looked at ten times a second); what remains is moved every
  * `indexIntervalMs`. Smaller steps cost more per event: a step rewrites a leaf per stream it
  * holds, and the fewer events a step holds, the fewer it moves per leaf (npm run bench --
@@ -18,11 +20,13 @@
  * 7-11 ms, with no throughput lost in the closed-loop bench. The index's WAL is folded back
  * once a second: nothing waits on its fsync.
  */
+import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import { nameThisThread } from '../thread-name.js';
 import { checkpointPass } from '../wal-checkpoint-pass.js';
 import { INDEX_STEP, openLogForUpkeep, type LogUpkeepSettings } from './sqlite-log-upkeep.js';
 import { StreamIndex } from './sqlite-stream-index.js';
+import { UpkeepLease } from './sqlite-upkeep-lease.js';
 
 const FULL_STEP_CHECK_MS = 100;
 const LOG_CHECKPOINT_INTERVAL_MS = 100;
@@ -32,6 +36,8 @@ nameThisThread('log-upkeep');
 const { path, synchronous, indexIntervalMs } = workerData as LogUpkeepSettings;
 const db = openLogForUpkeep(path, { synchronous });
 const index = new StreamIndex(db);
+/** Another upkeep thread of this log (another store's, in this process or another) may be the one that holds it. */
+const lease = new UpkeepLease(db, randomUUID());
 
 /** When a step last failed for another reason than a busy index: such failures are told at most once a minute. */
 let lastToldFailure = -Infinity;
@@ -53,15 +59,23 @@ function indexTail(rest: boolean): void {
   }
 }
 
+/** Runs `work` every `ms` while this thread holds the lease. */
+function whileLeasedEvery(ms: number, work: () => void): NodeJS.Timeout {
+  return setInterval(() => {
+    if (lease.holds(Date.now())) work();
+  }, ms);
+}
+
 const timers = [
-  setInterval(() => indexTail(false), FULL_STEP_CHECK_MS),
-  setInterval(() => indexTail(true), indexIntervalMs),
-  setInterval(() => checkpointPass(db, 'main'), LOG_CHECKPOINT_INTERVAL_MS),
-  setInterval(() => checkpointPass(db, 'idx'), INDEX_CHECKPOINT_INTERVAL_MS),
+  whileLeasedEvery(FULL_STEP_CHECK_MS, () => indexTail(false)),
+  whileLeasedEvery(indexIntervalMs, () => indexTail(true)),
+  whileLeasedEvery(LOG_CHECKPOINT_INTERVAL_MS, () => checkpointPass(db, 'main')),
+  whileLeasedEvery(INDEX_CHECKPOINT_INTERVAL_MS, () => checkpointPass(db, 'idx')),
 ];
 
 parentPort!.on('message', () => {
   for (const timer of timers) clearInterval(timer);
+  lease.release();
   db.close();
   parentPort!.close();
 });

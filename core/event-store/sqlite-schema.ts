@@ -39,6 +39,7 @@ CREATE INDEX IF NOT EXISTS events_tail ON events (position, stream_id, revision)
  * (`npm run bench -- stream-index`; see "The stream index of a log that has run a while" in
  * docs/architecture.md). `through_event` is the id of the event at `indexed_through`: an
  * index that does not match its log (a log restored from a copy, say) is rebuilt at open.
+ * `upkeep_lease` says which upkeep thread looks after the log (sqlite-upkeep-lease.ts).
  */
 const STREAM_INDEX_SCHEMA = `
 CREATE TABLE IF NOT EXISTS idx.stream_index (
@@ -52,7 +53,12 @@ CREATE TABLE IF NOT EXISTS idx.index_state (
   indexed_through INTEGER NOT NULL,
   through_event   TEXT
 );
-INSERT OR IGNORE INTO idx.index_state (id, indexed_through, through_event) VALUES (1, 0, NULL);`;
+INSERT OR IGNORE INTO idx.index_state (id, indexed_through, through_event) VALUES (1, 0, NULL);
+CREATE TABLE IF NOT EXISTS idx.upkeep_lease (
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  holder     TEXT NOT NULL,
+  renewed_at INTEGER NOT NULL
+);`;
 
 /** SQLite's default: a step rewrites one leaf per stream it holds, so the smaller the leaf, the less it writes. */
 const STREAM_INDEX_PAGE_SIZE = 4096;

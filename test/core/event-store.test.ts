@@ -360,6 +360,29 @@ describe('sqlite stream index', () => {
     await store.close();
   });
 
+  it('one upkeep thread per log: a store whose upkeep finds the lease held elsewhere leaves the tail until it is released', async () => {
+    const path = join(dir, 'leased.sqlite');
+    // Another process's upkeep thread, renewing its lease: this one written to last a minute.
+    const other = openLog(path);
+    const hold = other.prepare("INSERT OR REPLACE INTO idx.upkeep_lease (id, holder, renewed_at) VALUES (1, 'another process', ?)");
+    hold.run(Date.now() + 60_000);
+    const store = new SqliteEventStore(path, { indexIntervalMs: 20 });
+    const written = await interleave(store, 'leased', 0, 3);
+    const indexedThrough = indexedThroughOf(path);
+    // More than a second: this store's upkeep thread has looked at the lease (it looks once a second) and left it.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(indexedThrough()).toBe(0);
+    expect(other.prepare('SELECT holder FROM idx.upkeep_lease').pluck().get()).toBe('another process');
+    // Released, as a closing store's upkeep does: this store's takes it over and indexes the tail.
+    hold.run(0);
+    await until(() => indexedThrough() === 6, 'the tail indexed by the upkeep that took the lease over');
+    expect(other.prepare('SELECT holder FROM idx.upkeep_lease').pluck().get()).not.toBe('another process');
+    expect((await store.readStream('leased-a')).map((e) => e.id)).toEqual(written.a);
+    indexedThrough.close();
+    other.close();
+    await store.close();
+  });
+
   it('the upkeep thread moves full steps of the tail at once, and a shorter rest only on its interval', async () => {
     const path = join(dir, 'full-steps.sqlite');
     const store = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });
