@@ -5,11 +5,11 @@
  * each. One is enough: checkpoints and index steps act on the files, not on a store. Done twice,
  * a checkpoint pass finds the other's work done and an index step gives up on a busy index, but
  * each still costs its thread: in the closed-loop ingest bench, all roles, the two upkeep
- * threads used 3.6-4.5 µs per record between them, against 2.5-3.1 µs for one.
+ * threads used 3.4-5.0 µs per record between them, against 2.9-3.4 µs for one.
  *
- * So the threads share a lease, a row in the stream index's file (`upkeep_lease`, made with the
- * index's tables in sqlite-schema.ts: derived data, safe to lose with the index): its holder renews it every
- * LEASE_RENEW_MS and does the upkeep; the others look once per LEASE_RENEW_MS and take it over
+ * So the threads share a lease, a row in the stream index's file (`upkeep_lease`, made with
+ * the index's tables in sqlite-schema.ts: derived data, safe to lose with the index). Its
+ * holder renews it every LEASE_RENEW_MS and does the upkeep; the others look once per LEASE_RENEW_MS and take it over
  * once it has gone LEASE_MS without renewal (a process killed), or at once when its holder
  * released it (its store closed).
  */
