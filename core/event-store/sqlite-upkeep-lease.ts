@@ -9,9 +9,9 @@
  *
  * So the threads share a lease, a row in the stream index's file (`upkeep_lease`, made with
  * the index's tables in sqlite-schema.ts: derived data, safe to lose with the index). Its
- * holder renews it every LEASE_RENEW_MS and does the upkeep; the others look once per LEASE_RENEW_MS and take it over
- * once it has gone LEASE_MS without renewal (a process killed), or at once when its holder
- * released it (its store closed).
+ * holder renews it every LEASE_RENEW_MS and does the upkeep. The others look once per
+ * LEASE_RENEW_MS, and take it over at their next look once its holder released it (its store
+ * closed) or once it has gone LEASE_MS without renewal (a process killed).
  */
 import type Database from 'better-sqlite3';
 
