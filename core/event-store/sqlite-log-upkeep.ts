@@ -27,8 +27,11 @@ export interface LogUpkeepSettings extends Required<SqliteLogOptions> {
 }
 
 export interface LogUpkeep {
-  /** Stops the thread (a step or a checkpoint under way finishes or rolls back; the log is durable either way). */
-  close(): void;
+  /**
+   * Stops the thread once a step or a checkpoint under way has finished (the log is durable
+   * either way), and resolves when it has released its lease (sqlite-upkeep-lease.ts) and exited.
+   */
+  close(): Promise<void>;
 }
 
 /** The upkeep thread's connection to the log and its index. */
@@ -48,5 +51,21 @@ export function openLogForUpkeep(path: string, options: SqliteLogOptions): Datab
 export function startLogUpkeep(settings: LogUpkeepSettings): LogUpkeep {
   const worker = new Worker(threadEntry(import.meta.url, 'sqlite-log-upkeep-worker'), { workerData: settings });
   worker.unref();
-  return { close: () => worker.postMessage('close') };
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    worker.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  return {
+    close: () => {
+      if (exited) return exit;
+      // Waited for: a thread stopped with its writer's would not release the lease, and the other
+      // upkeep threads of the log would wait for it to run out.
+      worker.ref();
+      worker.postMessage('close');
+      return exit;
+    },
+  };
 }

@@ -43,9 +43,10 @@ function commitQueued(): void {
     parentPort!.postMessage(reply);
   }
   if (closeRequested) {
-    upkeep.close();
-    db.close();
-    parentPort!.close();
+    void upkeep.close().then(() => {
+      db.close();
+      parentPort!.close();
+    });
   }
 }
 

@@ -383,6 +383,19 @@ describe('sqlite stream index', () => {
     await store.close();
   });
 
+  it('a store that closes releases its upkeep lease (another store of the log takes it at its next look)', async () => {
+    const path = join(dir, 'released.sqlite');
+    const store = new SqliteEventStore(path, { indexIntervalMs: 20 });
+    await interleave(store, 'released', 0, 1);
+    const index = new Database(streamIndexPath(path), { readonly: true });
+    const lease = index.prepare('SELECT holder, renewed_at AS renewedAt FROM upkeep_lease');
+    await until(() => lease.get() !== undefined, 'the lease taken by the only upkeep thread');
+    const { holder } = lease.get() as { holder: string };
+    await store.close();
+    expect(lease.get()).toEqual({ holder, renewedAt: 0 });
+    index.close();
+  });
+
   it('the upkeep thread moves full steps of the tail at once, and a shorter rest only on its interval', async () => {
     const path = join(dir, 'full-steps.sqlite');
     const store = new SqliteEventStore(path, { indexIntervalMs: 3_600_000 });

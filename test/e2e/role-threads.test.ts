@@ -9,6 +9,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runSimulation } from '../simulator/run.js';
 import { until } from '../support/device-login.js';
@@ -151,5 +152,9 @@ describe('the role threads of fleet with every role', () => {
     await server.stop('SIGTERM');
     expect(server.child.exitCode).toBe(0);
     server = null;
+    // Stopped, the process left the log's upkeep lease released: the next start's upkeep takes it at once.
+    const index = new Database(join(dir, 'events.sqlite-index'), { readonly: true });
+    expect(index.prepare('SELECT renewed_at FROM upkeep_lease').pluck().get()).toBe(0);
+    index.close();
   }, 120_000);
 });
