@@ -127,9 +127,14 @@ function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return int(env, name, fallback, 0, 65535);
 }
 
+/** Where the embedded store keeps its log in a data dir, unless FLEET_STORE names another. */
+export function defaultLogPath(dataDir: string): string {
+  return join(dataDir, 'events.sqlite');
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = resolve(env.FLEET_DATA_DIR || './data');
-  const store = env.FLEET_STORE || `sqlite:${join(dataDir, 'events.sqlite')}`;
+  const store = env.FLEET_STORE || `sqlite:${defaultLogPath(dataDir)}`;
   if (!store.startsWith('sqlite:') && !store.startsWith('esdb://') && !store.startsWith('esdb+discover://')) {
     throw new ConfigError(`FLEET_STORE must be sqlite:PATH or esdb://... (got ${JSON.stringify(store)})`);
   }

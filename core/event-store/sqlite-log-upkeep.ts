@@ -51,21 +51,14 @@ export function openLogForUpkeep(path: string, options: SqliteLogOptions): Datab
 export function startLogUpkeep(settings: LogUpkeepSettings): LogUpkeep {
   const worker = new Worker(threadEntry(import.meta.url, 'sqlite-log-upkeep-worker'), { workerData: settings });
   worker.unref();
-  let exited = false;
-  const exit = new Promise<void>((resolve) =>
-    worker.once('exit', () => {
-      exited = true;
-      resolve();
-    }),
-  );
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
     close: () => {
-      if (exited) return exit;
       // Waited for: a thread stopped with its writer's would not release the lease, and the other
-      // upkeep threads of the log would wait for it to run out.
+      // upkeep threads of the log would wait for it to run out. (A thread already gone ignores the post.)
       worker.ref();
       worker.postMessage('close');
-      return exit;
+      return exited;
     },
   };
 }

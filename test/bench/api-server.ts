@@ -10,6 +10,7 @@ import Fastify from 'fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { defaultLogPath } from '../../core/config.js';
 import { systemClock } from '../../core/clock.js';
 import type { EventToAppend } from '../../core/event-store/port.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
@@ -78,7 +79,7 @@ async function main(): Promise<void> {
   const devices = Number(process.argv[2] ?? '10000');
   const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-api-'));
   const dataDir = join(dir, 'data');
-  const store = new SqliteEventStore(join(dataDir, 'events.sqlite'), { synchronous: 'OFF' });
+  const store = new SqliteEventStore(defaultLogPath(dataDir), { synchronous: 'OFF' });
   const customer = await createCustomer(store, systemClock, { name: 'Bench Fleet', plan: 'enterprise' });
   // The bench measures the API, not the plan's limit: the limiter still runs, with an agreed budget the load cannot exhaust.
   await setCustomerRateLimit(store, systemClock, customer.customer_id, { per_minute: 1e12, burst: 1e12 });

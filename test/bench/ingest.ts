@@ -25,6 +25,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { defaultLogPath } from '../../core/config.js';
 import { systemClock } from '../../core/clock.js';
 import { createCustomer } from '../../core/commands/customers.js';
 import { registerDevice } from '../../core/commands/devices.js';
@@ -59,7 +60,7 @@ function imeis(count: number): string[] {
 
 /** A data dir whose log already holds a customer and the fleet's devices (what registration through the API appends). */
 async function prepareDataDir(dataDir: string, fleet: string[]): Promise<string> {
-  const store = new SqliteEventStore(join(dataDir, 'events.sqlite'), { synchronous: 'OFF' });
+  const store = new SqliteEventStore(defaultLogPath(dataDir), { synchronous: 'OFF' });
   const { api_key, customer_id } = await createCustomer(store, systemClock, { name: 'Ingest Bench', plan: 'enterprise' });
   const pending = fleet.map((imei) => () => registerDevice(store, systemClock, { customer_id, imei, model: 'FMB920' }));
   while (pending.length > 0) await Promise.all(pending.splice(0, 250).map((register) => register()));
@@ -103,7 +104,7 @@ function runClient(config: ClientConfig): Promise<ClientReport> {
  * it, which is what a lagging projection delays.
  */
 function logProgress(dataDir: string): { head: number; applied: number } {
-  const log = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
+  const log = new Database(defaultLogPath(dataDir), { readonly: true });
   try {
     const head = log.prepare('SELECT coalesce(max(position), 0) FROM events').pluck().get() as number;
     const applied = Math.min(...['readmodels.sqlite', 'history.sqlite'].map((file) => checkpointIn(join(dataDir, file))));

@@ -20,6 +20,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { defaultLogPath } from '../../core/config.js';
 import { systemClock } from '../../core/clock.js';
 import { createCustomer } from '../../core/commands/customers.js';
 import { ensureDemoCustomer } from '../../core/demo-customer.js';
@@ -43,7 +44,7 @@ const SETTLE_MS = 2_000;
 const speed = (i: number): number => Math.round(50 + 10 * Math.sin(i / 60));
 
 async function writeLog(dataDir: string, events: number): Promise<number> {
-  const store = new SqliteEventStore(join(dataDir, 'events.sqlite'), { synchronous: 'OFF' });
+  const store = new SqliteEventStore(defaultLogPath(dataDir), { synchronous: 'OFF' });
   await ensureDemoCustomer(dataDir, store);
   const { customer_id } = await createCustomer(store, systemClock, { name: 'Rebuild Bench', plan: 'enterprise' });
   const deviceIds: string[] = [];
