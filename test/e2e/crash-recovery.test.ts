@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { defaultLogPath } from '../../core/config.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
 import { runSimulation } from '../simulator/run.js';
@@ -66,7 +67,7 @@ describe('crash recovery', () => {
     expect(acked.length).toBeGreaterThan(beforeKill);
     expect(summary.reconnects).toBeGreaterThan(0);
 
-    const store = new SqliteEventStore(join(dir, 'events.sqlite'));
+    const store = new SqliteEventStore(defaultLogPath(dir));
     const positions: RecordedEvent[] = [];
     let after: RecordedEvent['position'] | undefined;
     for (;;) {

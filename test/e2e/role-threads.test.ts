@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { defaultLogPath } from '../../core/config.js';
+import { streamIndexPath } from '../../core/event-store/sqlite-schema.js';
 import { runSimulation } from '../simulator/run.js';
 import { until } from '../support/device-login.js';
 import { platformEnv, startPlatformProcess, type PlatformProcess } from '../support/platform-process.js';
@@ -153,7 +155,7 @@ describe('the role threads of fleet with every role', () => {
     expect(server.child.exitCode).toBe(0);
     server = null;
     // Stopped, the process left the log's upkeep lease released: the next start's upkeep takes it at once.
-    const index = new Database(join(dir, 'events.sqlite-index'), { readonly: true });
+    const index = new Database(streamIndexPath(defaultLogPath(dir)), { readonly: true });
     expect(index.prepare('SELECT renewed_at FROM upkeep_lease').pluck().get()).toBe(0);
     index.close();
   }, 120_000);
