@@ -4,7 +4,6 @@
  * roles asked for (gateway, projections, api; all by default, one process on
  * the embedded store). Also the `fleet` command line (COMMANDS below; `fleet help`).
  */
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -29,7 +28,7 @@ import { historyItemEncoderModule } from './api/history-item-module.js';
 import type { HistoryRole, ProjectionRunner } from './projections/index.js';
 import { dropHistoryFromReadModels, historyDbPath, openHistoryReads, type HistoryReads } from './projections/history/database.js';
 import { HistoryThread } from './projections/history/thread.js';
-import { openReadModelDb } from './projections/runner.js';
+import { openReadModelDb, readModelsDbPath } from './projections/runner.js';
 import type { WebhookDeliveryAccess } from './projections/webhooks/index.js';
 import { checkpointInBackground, type WalCheckpointer } from './core/wal-checkpointer.js';
 import { SecretBox } from './core/secret-box.js';
@@ -70,7 +69,7 @@ function openReadModels(
   config: Config,
   onThreadFailure: ((err: Error) => void) | null,
 ): { db: Database.Database; historyReads: HistoryReads; historyThread: Promise<HistoryThread> | null } {
-  const db = openReadModelDb(join(config.dataDir, 'readmodels.sqlite'));
+  const db = openReadModelDb(readModelsDbPath(config.dataDir));
   dropHistoryFromReadModels(db);
   const historyReads = openHistoryReads(historyDbPath(config.dataDir));
   if (!onThreadFailure) return { db, historyReads, historyThread: null };

@@ -34,7 +34,7 @@ export function readModelProjections(): Projection[] {
   ];
 }
 
-export { ProjectionRunner, openReadModelDb } from './runner.js';
+export { ProjectionRunner, openReadModelDb, readModelsDbPath } from './runner.js';
 export { historyProjection, type HistoryFix, type HistoryItemEncoder } from './history/index.js';
 export { dropHistoryFromReadModels, historyDbPath, openHistoryDb, openHistoryReads, startHistory, type HistoryReads, type HistoryRole } from './history/database.js';
 export { evolveDevice, type DeviceRow, type DeviceStatus } from './devices/evolve.js';

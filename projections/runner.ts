@@ -9,6 +9,7 @@
  * them in the outbox for the next start. Their ids are deterministic, so an
  * append that did happen before a crash is not duplicated.
  */
+import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { EventStore, LogPosition, RecordedEvent, Subscription } from '../core/event-store/port.js';
 import { comparePositions, positionFromString, positionToString } from '../core/event-store/port.js';
@@ -53,6 +54,9 @@ const CHECKPOINT = 'read-models';
  * 5: panel users and sessions read model.
  */
 export const READ_MODEL_VERSION = 5;
+
+/** Where the read models (all but the history and webhook delivery) keep their database in a data dir. */
+export const readModelsDbPath = (dataDir: string): string => join(dataDir, 'readmodels.sqlite');
 
 export function openReadModelDb(path: string): Database.Database {
   const db = openPrivateSqlite(path);

@@ -7,14 +7,15 @@ import type { Logger } from '../../core/logger.js';
 import type { SecretBox } from '../../core/secret-box.js';
 import { WebhookDelivery } from './index.js';
 
-export const deliveryDbPath = (config: Config) => join(config.dataDir, 'webhooks.sqlite');
+/** Where webhook delivery keeps its queue and log in a data dir. */
+export const deliveryDbPath = (dataDir: string): string => join(dataDir, 'webhooks.sqlite');
 
 export function webhookDeliveryFromConfig(config: Config, store: EventStore, clock: Clock, log: Logger, box: SecretBox): WebhookDelivery {
   return new WebhookDelivery({
     store,
     clock,
     log,
-    dbPath: deliveryDbPath(config),
+    dbPath: deliveryDbPath(config.dataDir),
     box,
     allowPrivate: config.allowPrivateWebhookUrls,
     enterprisePerS: config.webhookEnterprisePerS,

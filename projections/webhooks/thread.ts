@@ -23,7 +23,7 @@ export class WebhookThread extends RunnerThreadHost implements WebhookDeliveryAc
   static async start(config: Config, box: SecretBox, clock: Clock, onFailure: (err: Error) => void): Promise<WebhookThread> {
     const t = await startRoleThread<FromRunnerThread>(ENTRY, config, onFailure);
     // The thread created the database; this thread only reads it.
-    const db = new Database(deliveryDbPath(config), { readonly: true, fileMustExist: true });
+    const db = new Database(deliveryDbPath(config.dataDir), { readonly: true, fileMustExist: true });
     return new WebhookThread(t.worker, t.stopping, db, box, config, clock);
   }
 

@@ -30,6 +30,8 @@ import { systemClock } from '../../core/clock.js';
 import { createCustomer } from '../../core/commands/customers.js';
 import { registerDevice } from '../../core/commands/devices.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
+import { historyDbPath } from '../../projections/history/database.js';
+import { readModelsDbPath } from '../../projections/runner.js';
 import { simulatedIdentity } from '../simulator/run.js';
 import { platformEnv, startPlatformProcess } from '../support/platform-process.js';
 import type { ClientConfig, ClientReport } from './codec8-client.js';
@@ -107,7 +109,7 @@ function logProgress(dataDir: string): { head: number; applied: number } {
   const log = new Database(defaultLogPath(dataDir), { readonly: true });
   try {
     const head = log.prepare('SELECT coalesce(max(position), 0) FROM events').pluck().get() as number;
-    const applied = Math.min(...['readmodels.sqlite', 'history.sqlite'].map((file) => checkpointIn(join(dataDir, file))));
+    const applied = Math.min(...[readModelsDbPath(dataDir), historyDbPath(dataDir)].map(checkpointIn));
     return { head, applied };
   } finally {
     log.close();

@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { ProtocolName } from '../../gateway/protocol.js';
+import { deliveryDbPath } from '../../projections/webhooks/from-config.js';
 import { platformEnv, startPlatformProcess, type PlatformProcess } from '../support/platform-process.js';
 import { SimulatedDevice } from '../simulator/device.js';
 import { Route, type RouteOptions } from '../simulator/route.js';
@@ -321,7 +322,7 @@ export async function runWebhookBench(o: WebhookBenchOptions): Promise<void> {
     const { rssMb } = procUsage(platform.child.pid!);
     await platform.stop();
     platform = null;
-    const db = new Database(join(dataDir, 'webhooks.sqlite'), { readonly: true });
+    const db = new Database(deliveryDbPath(dataDir), { readonly: true });
     const states = Object.fromEntries(
       (db.prepare(`SELECT state, count(*) AS n FROM wh_deliveries GROUP BY state`).all() as Array<{ state: string; n: number }>).map((r) => [r.state, r.n]),
     );
