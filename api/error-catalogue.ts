@@ -175,7 +175,7 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     code: 'too_many_login_attempts',
     status: 429,
     meaning:
-      'Answered by `POST /v1/sessions`: 5 logins failed for this email, or from this client address, within 15 minutes. Until the window ends every login for them is refused, even with the right password. `Retry-After` says how many seconds are left.',
+      'Answered by `POST /v1/sessions`: 5 logins failed for this email, or from this client address, within 15 minutes. Until the window ends every login for them is refused, even with the right password. `Retry-After` says how many seconds are left. Logins still being checked count too, so logins sent at once are refused beyond the 5 (then `Retry-After` is 1).',
     action: 'Wait `Retry-After` seconds, then log in with the right password.',
   },
   {

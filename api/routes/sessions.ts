@@ -1,8 +1,9 @@
 /**
  * Panel sessions: log in with email and password (the token goes only into
  * the HttpOnly `fleet_session` cookie), read the current session, log out.
- * Wrong logins are throttled per email and per client address
- * (api/login-throttle.ts); an unknown email answers like a wrong password.
+ * Logins are throttled per email and per client address, counted before the
+ * password is checked (api/attempt-throttle.ts); an unknown email answers
+ * like a wrong password.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -10,7 +11,7 @@ import { Type } from '@sinclair/typebox';
 import { endSession, normalizeEmail, startSession } from '../../core/commands/users.js';
 import { unknownUserHash } from '../../core/passwords.js';
 import { settingsOf, type ApiContext } from '../context.js';
-import { LoginThrottle } from '../login-throttle.js';
+import { AttemptThrottle, LOGIN_LIMITS, isRefusal } from '../attempt-throttle.js';
 import { NO_STORE } from '../no-store.js';
 import { findSession, requireCsrf } from '../plugins/auth.js';
 import { ApiError } from '../problem.js';
@@ -27,7 +28,7 @@ const NO_SESSION = problemResponse('No session cookie, or the session ended or e
 export async function sessionsRoutes(app: FastifyInstance, ctx: ApiContext, csrfKey: Buffer): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { publicUrl } = settingsOf(ctx);
-  const throttle = new LoginThrottle(ctx.clock);
+  const throttle = new AttemptThrottle(ctx.clock, LOGIN_LIMITS);
   // Worked out now, so the first login for an unknown email takes no longer than any other.
   void unknownUserHash();
 
@@ -56,7 +57,7 @@ export async function sessionsRoutes(app: FastifyInstance, ctx: ApiContext, csrf
         response: {
           201: { ...Session, description: 'Logged in; `Set-Cookie: fleet_session=…; HttpOnly; SameSite=Strict` carries the session' },
           401: problemResponse('The email or password is wrong (`invalid_login`); an unknown email answers the same'),
-          429: problemResponse('Too many failed logins for this email or from this address (`too_many_login_attempts`)', {
+          429: problemResponse('Too many failed logins, or logins in progress, for this email or from this address (`too_many_login_attempts`)', {
             'Retry-After': { type: 'string', description: 'Seconds until a login may be tried again' },
           }),
         },
@@ -65,18 +66,23 @@ export async function sessionsRoutes(app: FastifyInstance, ctx: ApiContext, csrf
     async (request, reply) => {
       const emailKey = `email:${normalizeEmail(request.body.email)}`;
       const keys = [emailKey, `address:${request.ip}`];
-      const retryAfter = throttle.retryAfterS(keys);
-      if (retryAfter !== null) {
-        throw new ApiError(429, 'too_many_login_attempts', `Too many failed logins; try again in ${retryAfter} s.`, [], {
-          'Retry-After': String(retryAfter),
+      // The slot is taken before scrypt runs, so logins sent at once cannot all pass the check (a burst is refused at once).
+      const attempt = throttle.begin(keys);
+      if (isRefusal(attempt)) {
+        throw new ApiError(429, 'too_many_login_attempts', `Too many failed or simultaneous logins; try again in ${attempt.retryAfterS} s.`, [], {
+          'Retry-After': String(attempt.retryAfterS),
         });
       }
-      const started = await startSession(ctx.store, ctx.clock, request.body);
+      // A fault (the store) says nothing about the password: it frees the slot.
+      const started = await startSession(ctx.store, ctx.clock, request.body).catch((err: unknown) => {
+        attempt.abandon();
+        throw err;
+      });
       if (!started) {
-        throttle.failed(keys);
+        attempt.failed();
         throw new ApiError(401, 'invalid_login', 'The email or password is wrong.');
       }
-      throttle.succeeded(emailKey);
+      attempt.succeeded([emailKey]);
       await ctx.waitFor(started.position);
       const session = await findSession(started.token, ctx);
       return reply
