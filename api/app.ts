@@ -115,7 +115,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   await apiKeysRoutes(app, ctx, keyUsage);
   await oauthRoutes(app, ctx);
   await sessionsRoutes(app, ctx, csrfKey);
-  await streamRoutes(app, ctx);
+  await streamRoutes(app, ctx, metrics.registry);
   await webhookDeliveryRoutes(app, ctx);
   panel = await panelRoutes(app, settings);
   return app;

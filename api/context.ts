@@ -6,6 +6,8 @@ import { DEFAULT_HTTP_PORT, defaultPublicUrl } from '../core/config.js';
 import type { EventStore, LogPosition, RecordedEvent } from '../core/event-store/port.js';
 import type { Plan } from '../core/events.js';
 import type { SecretBox } from '../core/secret-box.js';
+import type { StoreWriteStatus } from '../core/event-store/write-health.js';
+import { STREAMS_PER_CREDENTIAL, STREAMS_PER_CUSTOMER, type StreamCapLimits } from './stream-caps.js';
 import type { ProjectionLag } from '../projections/lag.js';
 import type { WebhookDeliveryAccess } from '../projections/webhooks/index.js';
 
@@ -27,6 +29,8 @@ export interface ApiContext {
   webhookDelivery?: WebhookDeliveryAccess | null;
   /** Counters of the other roles running in this process, for /metrics; absent when they run elsewhere. */
   metrics?: MetricsSources;
+  /** Whether the event store writes (core/event-store/write-health.ts): /readyz fails while it cannot. */
+  storeWrites?: () => StoreWriteStatus;
   settings?: Partial<ApiSettings>;
 }
 
@@ -63,7 +67,9 @@ export interface MetricsSources {
     /** JT/T 808 auth codes issued. */
     authCodesIssued?: number;
   };
-  storeAppends?: () => { appends: number; events: number; failures: number };
+  /** `failuresByCode`: the failures the store could not write (SQLITE_FULL, ...), by code. */
+  storeAppends?: () => { appends: number; events: number; failures: number; failuresByCode?: Record<string, number> };
+  storeWrites?: () => StoreWriteStatus;
 }
 
 /** A token bucket: `burst` requests at once, refilled at `perMinute` spread evenly. */
@@ -80,6 +86,8 @@ export interface ApiSettings {
   keyUsageFlushMs: number;
   /** Interval of SSE keep-alive comments on /v1/stream. */
   streamKeepAliveMs: number;
+  /** Live streams open at once per credential and per customer (api/stream-caps.ts). */
+  streamCaps: StreamCapLimits;
   /** /readyz fails when the oldest event the read models lack is older than this. */
   readyMaxLagS: number;
   /** The base URL clients reach the API at (FLEET_PUBLIC_URL): the OpenAPI document's server and OAuth token URL. */
@@ -105,6 +113,7 @@ export const DEFAULT_SETTINGS: ApiSettings = {
   rateLimits: {},
   keyUsageFlushMs: 60_000,
   streamKeepAliveMs: 15_000,
+  streamCaps: { perCredential: STREAMS_PER_CREDENTIAL, perCustomer: STREAMS_PER_CUSTOMER },
   readyMaxLagS: 30,
   publicUrl: defaultPublicUrl(DEFAULT_HTTP_PORT),
   allowPrivateWebhookUrls: false,

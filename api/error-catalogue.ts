@@ -172,6 +172,13 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     action: 'Wait `Retry-After` seconds before the next request, and pace requests by the `RateLimit` headers.',
   },
   {
+    code: 'too_many_streams',
+    status: 429,
+    meaning:
+      'Answered by `GET /v1/stream`: this credential already holds 10 live streams, or the customer 50, in this API process. The limit counts streams open now, not requests made.',
+    action: 'Close a stream you no longer read (one stream carries every device of the fleet), then connect again; `Retry-After` is a suggestion.',
+  },
+  {
     code: 'too_many_login_attempts',
     status: 429,
     meaning:

@@ -3,6 +3,7 @@ import { devicesProjection } from './devices/index.js';
 import { driverScoresProjection } from './driver-scores/index.js';
 import { driversProjection } from './drivers/index.js';
 import { eventsProjection } from './events/index.js';
+import { streamFeedProjection } from './stream-feed/index.js';
 import { geofencesProjection } from './geofences/index.js';
 import { safetyEventsProjection } from './safety-events/index.js';
 import { latestPositionsProjection } from './latest-positions/index.js';
@@ -31,6 +32,7 @@ export function readModelProjections(): Projection[] {
     // Read models of derived events.
     eventsProjection,
     driverScoresProjection,
+    streamFeedProjection,
   ];
 }
 

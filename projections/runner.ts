@@ -52,8 +52,9 @@ const CHECKPOINT = 'read-models';
  * 3: implausible fixes (core/fix-plausibility.ts) are in no read model, history included.
  * 4: webhook endpoints read model (built from the whole log, like any new table).
  * 5: panel users and sessions read model.
+ * 6: the live stream's feed by customer and log position.
  */
-export const READ_MODEL_VERSION = 5;
+export const READ_MODEL_VERSION = 6;
 
 /** Where the read models (all but the history and webhook delivery) keep their database in a data dir. */
 export const readModelsDbPath = (dataDir: string): string => join(dataDir, 'readmodels.sqlite');

@@ -10,6 +10,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
+import type { Registry } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { LogPosition, RecordedEvent } from '../../core/event-store/port.js';
 import { comparePositions, positionFromString, positionToString } from '../../core/event-store/port.js';
 import type { DeviceEventRaised, PositionRecorded } from '../../core/events.js';
@@ -19,12 +21,14 @@ import { authOf, hasScope } from '../plugins/auth.js';
 import { iso } from '../schemas/common.js';
 import { fixBody } from '../schemas/positions.js';
 import { StreamEvent, StreamHeaders, StreamPosition } from '../schemas/stream.js';
+import { ApiError } from '../problem.js';
+import { problemResponse } from '../schemas/error-responses.js';
 import { SseConnection } from '../sse.js';
+import { StreamCaps } from '../stream-caps.js';
+import { StreamReplays } from '../stream-replay.js';
 
-/** Store events read per replay step. */
-const REPLAY_BATCH = 500;
-/** Beyond this many log events to scan, a resume is cut short with a `gap` event (use the REST lists to fill it). */
-const REPLAY_SCAN_LIMIT = 100_000;
+/** What a client refused by a stream cap is told to wait before trying again. */
+const STREAM_RETRY_AFTER_S = 30;
 
 type Relevant = RecordedEvent<PositionRecorded> | RecordedEvent<DeviceEventRaised>;
 
@@ -50,10 +54,30 @@ function eventData(e: DeviceEventRaised['data'], deviceName: string | null): Sta
   };
 }
 
-export async function streamRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metrics: Registry): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const keepAliveMs = settingsOf(ctx).streamKeepAliveMs;
+  const settings = settingsOf(ctx);
+  const keepAliveMs = settings.streamKeepAliveMs;
   const open = new Set<SseConnection>();
+  const caps = new StreamCaps(settings.streamCaps);
+  const replays = new StreamReplays(ctx.readModelDb, ctx.store);
+  new Gauge({
+    name: 'fleet_api_streams_open',
+    help: 'Live streams (GET /v1/stream) open',
+    registers: [metrics],
+    collect() {
+      this.set(caps.openStreams);
+    },
+  });
+  new Counter({
+    name: 'fleet_api_streams_refused_total',
+    help: 'Live streams refused by the per-credential or per-customer cap',
+    registers: [metrics],
+    collect() {
+      this.reset();
+      this.inc(caps.refusedStreams);
+    },
+  });
   const deviceName = ctx.readModelDb
     .prepare('SELECT name FROM devices WHERE device_id = ? AND customer_id = ?')
     .pluck();
@@ -80,6 +104,9 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         headers: StreamHeaders,
         response: {
           200: { description: 'The stream', content: { 'text/event-stream': { schema: Type.String() } } },
+          429: problemResponse('This credential or customer already holds as many live streams as allowed (`too_many_streams`)', {
+            'Retry-After': { type: 'string', description: 'Seconds to wait before connecting again' },
+          }),
         },
       },
     },
@@ -101,6 +128,17 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         else conn.send('event', positionToString(e.position), eventData(e.data, name));
       };
 
+      const place = caps.reserve(auth.customerId, auth.credential.id);
+      if ('refused' in place) {
+        const limit = place.refused === 'credential' ? caps.limits.perCredential : caps.limits.perCustomer;
+        throw new ApiError(
+          429,
+          'too_many_streams',
+          `At most ${limit} live streams may be open ${place.refused === 'credential' ? 'per credential' : 'per customer'}; close one first.`,
+          [],
+          { 'Retry-After': String(STREAM_RETRY_AFTER_S) },
+        );
+      }
       reply.hijack();
       const conn = new SseConnection(reply.raw, keepAliveMs, reply.getHeaders());
       open.add(conn);
@@ -117,42 +155,39 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         }
       });
       conn.onClose(() => {
+        place.release();
         unsubscribe();
         open.delete(conn);
       });
       closeOnExpiry(conn, auth, ctx.clock);
 
-      try {
-        if (last && boundary) await replay(last, boundary);
-      } catch (err) {
-        request.log.error({ err }, 'stream replay failed');
-        conn.close();
-        return;
+      if (last && boundary && comparePositions(last, boundary) < 0) {
+        try {
+          const outcome = await replays.replay({
+            customerId: auth.customerId,
+            wantPositions,
+            wantEvents,
+            after: last,
+            through: boundary,
+            isOpen: () => !conn.isClosed,
+            send: (e) => {
+              if (relevant(e)) send(e);
+            },
+            drained: () => conn.drained(),
+          });
+          if (!outcome.complete) {
+            conn.send('gap', positionToString(boundary), { from: positionToString(outcome.cutAt), to: positionToString(boundary) });
+            last = boundary;
+          }
+        } catch (err) {
+          request.log.error({ err }, 'stream replay failed');
+          conn.close();
+          return;
+        }
       }
       const queued = queue;
       queue = null;
       for (const e of queued) send(e);
-
-      async function replay(from: LogPosition, to: LogPosition): Promise<void> {
-        let after = from;
-        let scanned = 0;
-        while (!conn.isClosed && comparePositions(after, to) < 0) {
-          const batch = await ctx.store.readAll({ after, maxCount: REPLAY_BATCH });
-          if (batch.length === 0) return;
-          for (const e of batch) {
-            if (comparePositions(e.position, to) > 0) return;
-            if (relevant(e)) send(e);
-          }
-          after = batch[batch.length - 1]!.position;
-          scanned += batch.length;
-          if (scanned >= REPLAY_SCAN_LIMIT && comparePositions(after, to) < 0) {
-            conn.send('gap', positionToString(to), { from: positionToString(after), to: positionToString(to) });
-            last = to;
-            return;
-          }
-          await conn.drained();
-        }
-      }
     },
   );
 }
