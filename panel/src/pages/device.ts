@@ -6,6 +6,7 @@ import { all, get, type Device, type FleetEvent } from '../api';
 import { subscribe } from '../live';
 import { autoZoom, createMap, deviceMarker, L, moveMarker } from '../map';
 import { setQuery, type Mount } from '../router';
+import { textElement } from '../safe-text';
 import { errorBox, fmtTime, html, kindLabel, nextDay, render, today } from '../ui';
 import { deviceLabel } from './fleet';
 
@@ -98,7 +99,7 @@ export const mount: Mount = async (el, params, query) => {
     for (const e of events) {
       if (!e.position) continue;
       L.circleMarker([e.position.lat, e.position.lng], { radius: 6, color: '#b3261e', fillOpacity: 0.9 })
-        .bindTooltip(`${kindLabel(e.kind)} · ${fmtTime(e.occurred_at)}`)
+        .bindTooltip(textElement(`${kindLabel(e.kind)} · ${fmtTime(e.occurred_at)}`))
         .addTo(trackLayer);
     }
     draw();

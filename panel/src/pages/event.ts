@@ -2,6 +2,7 @@
 import { get, type EventDetail } from '../api';
 import { autoZoom, createMap, L } from '../map';
 import type { Mount } from '../router';
+import { linkHref, textElement } from '../safe-text';
 import { errorBox, fmtTime, html, kindLabel, render } from '../ui';
 
 const BASE_FIELDS = new Set(['id', 'kind', 'severity', 'occurred_at', 'device_id', 'device_name', 'driver_id', 'source', 'position', 'context', 'media']);
@@ -9,6 +10,10 @@ const BASE_FIELDS = new Set(['id', 'kind', 'severity', 'occurred_at', 'device_id
 function value(v: unknown): string {
   return typeof v === 'object' && v !== null ? JSON.stringify(v, null, 2) : String(v);
 }
+
+/** One medium of the event: a link only to an http(s) URL (linkHref). */
+const mediaItem = (label: string, href: string | null) =>
+  html`<li>${label}${href ? html` — <a href=${href} data-external target="_blank" rel="noopener noreferrer">open</a>` : ''}</li>`;
 
 export const mount: Mount = async (el, params) => {
   let event: EventDetail | null = null;
@@ -44,7 +49,7 @@ export const mount: Mount = async (el, params) => {
                   : html`<p class="muted">No context recorded.</p>`}
                 <h2>Media</h2>
                 ${e.media.length
-                  ? html`<ul>${e.media.map((m) => html`<li>${m.label ?? m.type}${m.url ? html` — <a href=${m.url} data-external target="_blank" rel="noopener noreferrer">open</a>` : ''}</li>`)}</ul>`
+                  ? html`<ul>${e.media.map((m) => mediaItem(m.label ?? m.type, linkHref(m.url)))}</ul>`
                   : html`<p class="muted">No media with this event.</p>`}
               `
             : ''}
@@ -56,7 +61,7 @@ export const mount: Mount = async (el, params) => {
   );
   const map = await createMap(el.querySelector<HTMLElement>('#event-map')!, 'Where the event happened');
   if (e?.position) {
-    L.circleMarker([e.position.lat, e.position.lng], { radius: 9, color: '#b3261e', fillOpacity: 0.9 }).bindTooltip(kindLabel(e.kind), { permanent: true }).addTo(map);
+    L.circleMarker([e.position.lat, e.position.lng], { radius: 9, color: '#b3261e', fillOpacity: 0.9 }).bindTooltip(textElement(kindLabel(e.kind)), { permanent: true }).addTo(map);
     map.setView([e.position.lat, e.position.lng], autoZoom, { animate: false });
   }
   return () => map.remove();

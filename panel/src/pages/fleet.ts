@@ -7,11 +7,15 @@ import { all, get, type Device } from '../api';
 import { subscribe } from '../live';
 import { autoZoom, createMap, deviceMarker, L, moveMarker, type DeviceStatus } from '../map';
 import { setQuery, type Mount } from '../router';
-import { errorBox, fmtAgo, html, render } from '../ui';
+import { templateElement } from '../safe-text';
+import { errorBox, fmtAgo, html, render, type TemplateResult } from '../ui';
 
 const STATUS_LABEL: Record<DeviceStatus, string> = { online: 'Online', offline: 'Offline', never_connected: 'Never connected' };
 
 export const deviceLabel = (d: { name: string | null; imei: string }): string => d.name ?? d.imei;
+
+const popupOf = (d: Device): TemplateResult =>
+  html`<strong>${deviceLabel(d)}</strong><br />${STATUS_LABEL[d.status]} · ${d.latest_position?.speed_kmh ?? '—'} km/h<br /><a href=${`/devices/${d.id}`}>Open device</a>`;
 
 export const mount: Mount = async (el, _params, query) => {
   let devices: Device[] = [];
@@ -116,12 +120,8 @@ export const mount: Mount = async (el, _params, query) => {
       if (!p) continue;
       if (!m) {
         m = deviceMarker(d.id, deviceLabel(d), p.lat, p.lng, d.status);
-        m.bindPopup(() => {
-          const div = document.createElement('div');
-          const cur = devices.find((x) => x.id === d.id) ?? d;
-          render(html`<strong>${deviceLabel(cur)}</strong><br />${STATUS_LABEL[cur.status]} · ${cur.latest_position?.speed_kmh ?? '—'} km/h<br /><a href=${`/devices/${cur.id}`}>Open device</a>`, div);
-          return div;
-        });
+        // Built each time it opens, from the device's latest status and speed.
+        m.bindPopup(() => templateElement(popupOf(devices.find((x) => x.id === d.id) ?? d)));
         markers.set(d.id, m);
       }
       if (shown.has(d.id)) m.addTo(map);

@@ -7,6 +7,7 @@ import '../geoman';
 import { all, del, post, type Geofence } from '../api';
 import { autoZoom, createMap, L } from '../map';
 import type { Mount } from '../router';
+import { textElement } from '../safe-text';
 import { confirmDialog, errorBox, fmtTime, html, render } from '../ui';
 
 type Draft = { kind: 'polygon'; geometry: GeoJSON.Polygon; layer: L.Layer | null } | { kind: 'circle'; center: { lat: number; lng: number }; radius_m: number; layer: L.Layer | null };
@@ -143,7 +144,7 @@ export const mount: Mount = async (el) => {
         f.shape === 'circle' && f.center && f.radius_m
           ? L.circle([f.center.lat, f.center.lng], { radius: f.radius_m, color: '#1f7a4d', pmIgnore: true })
           : L.polygon(f.geometry.coordinates[0]!.map(([lng, lat]) => [lat!, lng!] as [number, number]), { color: '#1f7a4d', pmIgnore: true });
-      layer.bindTooltip(f.name).addTo(saved);
+      layer.bindTooltip(textElement(f.name)).addTo(saved);
       layers.set(f.id, layer);
     }
   };
