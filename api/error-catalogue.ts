@@ -208,7 +208,7 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     code: 'panel_not_built',
     status: 503,
     meaning: 'The customer panel was asked for (`GET /` or one of its pages), but this installation has no build of it (`dist/panel/index.html` is missing).',
-    action: 'Operators: run `npm run build` (it builds the API and the panel), then reload; `npm start` does it on every start.',
+    action: 'Operators: run `npm run build` (it builds the API and the panel), then reload; `npm start` does it whenever the sources changed.',
   },
   {
     code: 'not_ready',
