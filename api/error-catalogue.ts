@@ -236,7 +236,8 @@ const INTRO = [
   '`type` links to the entry of this catalogue: `/docs/errors#<code>`, a reference resolved against the URL the request was sent to ' +
     "(behind a proxy, the path of the public base URL is kept in front of it).",
   'The token endpoint `POST /v1/oauth/token` answers its own errors in the OAuth 2.0 shape instead (`{"error", "error_description"}` with ' +
-    '`invalid_request`, `invalid_client`, `invalid_scope` or `unsupported_grant_type`), as OAuth client libraries expect.',
+    '`invalid_request`, `invalid_client`, `invalid_scope` or `unsupported_grant_type`, and 429 `rate_limited` with `Retry-After` ' +
+    'after 10 failed client authentications in 15 minutes for a client id or an address, or more than 30 tokens a minute for a client), as OAuth client libraries expect.',
 ];
 
 const statusText = (e: CatalogueEntry) => (e.status === null ? 'varies (a 4xx)' : String(e.status));

@@ -3,7 +3,9 @@
  * (scope api_keys:manage), and the public token endpoint. Tokens are random
  * secrets (`fleet_at_…`) of which only the SHA-256 is stored, in an
  * OAuthTokenIssued event of the tenant stream; they expire after an hour and
- * die with their client.
+ * die with their client. Failed client authentications and issuance per
+ * client are limited (TokenEndpointLimits), so no client appends more than a
+ * bounded number of token events a minute.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -12,7 +14,7 @@ import { hashesEqual, sha256Hex } from '../../core/credentials.js';
 import { createOAuthClient, deleteOAuthClient, issueOAuthToken } from '../../core/commands/credentials.js';
 import type { ApiContext } from '../context.js';
 import { credentialLookup, oauthClientById, oauthClientPage, type OAuthClientRecord } from '../queries/credentials.js';
-import { OAuthError, TOKEN_TTL_S, grantedScopes, parseTokenRequest } from '../oauth-token.js';
+import { OAuthError, TOKEN_TTL_S, TokenEndpointLimits, grantedScopes, parseTokenRequest } from '../oauth-token.js';
 import { NO_STORE } from '../no-store.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf } from '../plugins/auth.js';
@@ -64,6 +66,7 @@ function tokenErrorHandler(err: FastifyError | OAuthError | ApiError, request: F
     return sendProblem(request, reply, new ApiError(500, 'internal_error', 'An unexpected error occurred; it has been logged.'));
   }
   if (oauth.status === 401) reply.header('WWW-Authenticate', 'Basic realm="fleet"');
+  if (oauth.retryAfterS !== undefined) reply.header('Retry-After', String(oauth.retryAfterS));
   return reply.status(oauth.status).headers(NO_STORE).send({ error: oauth.error, error_description: oauth.description });
 }
 
@@ -71,6 +74,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const db = ctx.readModelDb;
   const credentials = credentialLookup(db);
+  const limits = new TokenEndpointLimits(ctx.clock);
 
   r.post(
     '/v1/oauth/clients',
@@ -161,22 +165,43 @@ export async function oauthRoutes(app: FastifyInstance, ctx: ApiContext): Promis
               'application/json': { schema: TokenRequest },
             },
           },
-          response: { 200: TokenResponse, 400: OAuthErrorBody, 401: OAuthErrorBody, 413: OAuthErrorBody },
+          response: {
+            200: TokenResponse,
+            400: OAuthErrorBody,
+            401: OAuthErrorBody,
+            413: OAuthErrorBody,
+            429: {
+              description:
+                '`rate_limited`: 10 failed client authentications in 15 minutes for this client or from this address, or more than 30 tokens a minute (bursts of 20) for this client',
+              headers: { 'Retry-After': { type: 'string', description: 'Seconds until a request may be made again' } },
+              content: { 'application/json': { schema: OAuthErrorBody } },
+            },
+          },
         },
       },
       async (request, reply) => {
         const req = parseTokenRequest(request.body, request.headers.authorization);
+        // Counted before the secret is checked (an unknown client waits for catch-up), so requests sent at once cannot all pass.
+        const attempt = limits.beginAuthentication(req.clientId, request.ip);
         let client = oauthClientById(db, req.clientId);
         if (!client) {
-          await ctx.catchUp();
+          await ctx.catchUp().catch((err: unknown) => {
+            attempt.abandon();
+            throw err;
+          });
           client = oauthClientById(db, req.clientId);
         }
         const secretHash = sha256Hex(req.clientSecret);
         const secretOk = hashesEqual(client?.secret_sha256 ?? DUMMY_HASH, secretHash);
         if (!client || !secretOk || client.deleted_at !== null) {
+          attempt.failed();
           throw new OAuthError(401, 'invalid_client', 'Unknown client, wrong secret, or the client was deleted.');
         }
+        // A right secret does not clear the client's failures: client ids are not secret, and the limit is on guessing from anywhere.
+        attempt.succeeded();
         const scopes = grantedScopes(client.scopes, req.scopes);
+        // The only append of this endpoint; its bucket bounds the events a client adds to the log.
+        limits.takeIssuance(client.client_id);
         const { token, position } = await issueOAuthToken(ctx.store, ctx.clock, {
           customer_id: client.customer_id,
           client_id: client.client_id,

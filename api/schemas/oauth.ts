@@ -52,6 +52,8 @@ export const OAuthErrorCode = Type.Union([
   Type.Literal('unauthorized_client'),
   Type.Literal('unsupported_grant_type'),
   Type.Literal('invalid_scope'),
+  // Ours (RFC 6749 §8.5 allows extensions): the 429 of the endpoint's limits, with Retry-After.
+  Type.Literal('rate_limited'),
 ]);
 export type OAuthErrorCode = Static<typeof OAuthErrorCode>;
 

@@ -88,7 +88,11 @@ export async function deleteOAuthClient(
   return result.position;
 }
 
-/** Issues an access token to a client the caller has authenticated. */
+/**
+ * Issues an access token to a client the caller has authenticated: one event
+ * per token, so the caller bounds how often (the token endpoint's per-client
+ * bucket, api/oauth-token.ts).
+ */
 export async function issueOAuthToken(
   store: EventStore,
   clock: Clock,
