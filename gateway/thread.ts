@@ -8,7 +8,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { Config } from '../core/config.js';
 import { startRoleThread, threadEntry } from '../core/role-thread.js';
-import type { AppendCounts } from '../core/event-store/counting.js';
+import { newAppendCounts, type AppendCounts } from '../core/event-store/counting.js';
 import type { ProtocolName } from './protocol.js';
 import { newStats, type GatewayStats } from './stats.js';
 import type { FromGatewayThread, GatewaySnapshot, ToGatewayThread } from './thread-messages.js';
@@ -16,7 +16,7 @@ import type { FromGatewayThread, GatewaySnapshot, ToGatewayThread } from './thre
 const ENTRY = threadEntry(import.meta.url, 'thread-entry');
 
 export class GatewayThread {
-  private latest: GatewaySnapshot = { stats: newStats(), openConnections: 0, appends: { appends: 0, events: 0, failures: 0 } };
+  private latest: GatewaySnapshot = { stats: newStats(), openConnections: 0, appends: newAppendCounts() };
   private stopped: Promise<void> | null = null;
 
   private constructor(
@@ -46,7 +46,7 @@ export class GatewayThread {
     return this.latest.openConnections;
   }
 
-  /** The thread's own appends (it has its own handle on the store). */
+  /** The thread's own appends (it has its own handle on the store), and whether it last wrote or failed to (write-health.ts). */
   get appends(): AppendCounts {
     return this.latest.appends;
   }

@@ -35,6 +35,7 @@ import {
   WrongExpectedRevisionError,
   comparePositions,
 } from './port.js';
+import { StoreWriteError } from './write-health.js';
 
 export class EsdbEventStore implements EventStore {
   private readonly client: EventStoreDBClient;
@@ -73,7 +74,9 @@ export class EsdbEventStore implements EventStore {
           typeof actual === 'bigint' ? actual : 'no_stream',
         );
       }
-      throw err;
+      // The client's error type (unavailable, deadline-exceeded, ...) as the code write-health.ts reports.
+      const type = (err as { type?: unknown }).type;
+      throw new StoreWriteError(`ESDB_${typeof type === 'string' ? type.toUpperCase().replace(/-/g, '_') : 'ERROR'}`, (err as Error).message, { cause: err });
     }
   }
 

@@ -78,6 +78,11 @@ export interface EventStore {
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Catch-up subscription to every event after `after` (or from the start), then live. */
   subscribeToAll(options?: SubscribeToAllOptions): Subscription;
+  /**
+   * A small committed write outside the log, to learn whether the store writes again after a
+   * failure (write-health.ts); rejects with a StoreWriteError while it cannot. SQLite only.
+   */
+  probeWrite?(): Promise<void>;
   close(): Promise<void>;
 }
 

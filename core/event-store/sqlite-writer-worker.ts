@@ -10,11 +10,17 @@ import { startLogUpkeep, type LogUpkeepSettings } from './sqlite-log-upkeep.js';
 import { openLog } from './sqlite-schema.js';
 import { decodeBatch, encodeOutcomes, type WireAppend } from './sqlite-wire.js';
 
-/** `batch` is encodeBatch()'s text. */
-export type WriterRequest = { batch: string } | { close: true };
+/** `batch` is encodeBatch()'s text; `probe` asks for a small committed write (probeWrite in sqlite.ts). */
+export type WriterRequest = { batch: string } | { probe: true } | { close: true };
 
-/** The outcome of one transaction, covering the oldest `count` appends not yet answered. */
-export type WriterReply = { count: number; outcomes: Float64Array } | { count: number; error: string };
+/**
+ * The outcome of one transaction, covering the oldest `count` appends not yet answered (`code`:
+ * SQLite's extended error code, SQLITE_FULL say), or of a probe.
+ */
+export type WriterReply =
+  | { count: number; outcomes: Float64Array }
+  | { count: number; error: string; code: string }
+  | { probe: true; error: string | null; code: string | null };
 
 export type WriterSettings = LogUpkeepSettings;
 
@@ -27,6 +33,27 @@ const writer = new LogWriter(db);
 let queued: WireAppend[] = [];
 let commitScheduled = false;
 let closeRequested = false;
+let probeRequested = false;
+
+const errorCode = (err: unknown): string => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'WRITER_ERROR';
+};
+
+/**
+ * One row rewritten in a table of its own: a commit of the log file (its WAL grows by a frame,
+ * and it is synced like an append), which fails as an append would while the disk is full or
+ * the file read-only, and touches no event. The table is created at the first probe.
+ */
+function probe(): WriterReply {
+  try {
+    db.exec('CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL)');
+    db.prepare('INSERT INTO write_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at').run(Date.now());
+    return { probe: true, error: null, code: null };
+  } catch (err) {
+    return { probe: true, error: err instanceof Error ? err.message : String(err), code: errorCode(err) };
+  }
+}
 
 /** Runs after every message that arrived in this turn has been queued. */
 function commitQueued(): void {
@@ -38,9 +65,13 @@ function commitQueued(): void {
     try {
       reply = { count: batch.length, outcomes: encodeOutcomes(writer.writeBatch(batch)) };
     } catch (err) {
-      reply = { count: batch.length, error: err instanceof Error ? err.message : String(err) };
+      reply = { count: batch.length, error: err instanceof Error ? err.message : String(err), code: errorCode(err) };
     }
     parentPort!.postMessage(reply);
+  }
+  if (probeRequested) {
+    probeRequested = false;
+    parentPort!.postMessage(probe());
   }
   if (closeRequested) {
     void upkeep.close().then(() => {
@@ -52,6 +83,7 @@ function commitQueued(): void {
 
 parentPort!.on('message', (request: WriterRequest) => {
   if ('close' in request) closeRequested = true;
+  else if ('probe' in request) probeRequested = true;
   else for (const append of decodeBatch(request.batch)) queued.push(append);
   if (!commitScheduled) {
     commitScheduled = true;

@@ -39,6 +39,7 @@ import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 import { type EventRow, StreamIndex } from './sqlite-stream-index.js';
 import type { WriterReply, WriterRequest, WriterSettings } from './sqlite-writer-worker.js';
 import { boundLimit } from '../sqlite-limit.js';
+import { StoreWriteError } from './write-health.js';
 
 /** An append the writer has not answered yet; its events travel apart (`pendingText`), so once posted they can be collected. */
 interface PendingAppend {
@@ -113,6 +114,8 @@ export class SqliteEventStore implements EventStore {
   private postScheduled = false;
   /** Posted to the writer and not yet committed, in the order the writer commits them. */
   private inFlight: PendingAppend[] = [];
+  /** Callers of probeWrite waiting for the probe posted to the writer (one probe answers them all). */
+  private probes: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
   private writerFailure: Error | null = null;
   private readonly committed = new EventEmitter();
   /** Commits of this file's stores in the other threads of this process (a channel never hears its own posts). */
@@ -165,9 +168,10 @@ export class SqliteEventStore implements EventStore {
     const writer = new Worker(WRITER_ENTRY, { workerData: this.writerSettings });
     writer.unref(); // referenced only while a batch is being written
     writer.on('message', (reply: WriterReply) => this.settle(reply));
-    writer.on('error', (err) => this.fail(err));
+    writer.on('error', (err) => this.fail(new StoreWriteError('WRITER_FAILED', `event store writer failed: ${err.message}`, { cause: err })));
     writer.on('exit', (code) => {
-      if (!this.closed) this.fail(new Error(`event store writer exited with code ${code}`));
+      if (!this.closed) this.fail(new StoreWriteError('WRITER_EXITED', `event store writer exited with code ${code}`));
+      else this.settleProbes(new Error('event store is closed'));
     });
     return (this.writer = writer);
   }
@@ -198,6 +202,33 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
+  /**
+   * A small committed write through the writer (sqlite-writer-worker.ts `probe`), so a store
+   * that failed to write learns when it can again without an append (write-health.ts).
+   */
+  probeWrite(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('event store is closed'));
+    if (this.writerFailure) return Promise.reject(this.writerFailure);
+    return new Promise((resolve, reject) => {
+      this.probes.push({ resolve, reject });
+      if (this.probes.length > 1) return;
+      const writer = this.startedWriter();
+      writer.ref();
+      const request: WriterRequest = { probe: true };
+      writer.postMessage(request);
+    });
+  }
+
+  private settleProbes(err: Error | null): void {
+    const probes = this.probes;
+    this.probes = [];
+    for (const p of probes) {
+      if (err) p.reject(err);
+      else p.resolve();
+    }
+    if (this.inFlight.length === 0) this.writer?.unref();
+  }
+
   /** Posts the appends waiting in this thread; the writer adds them to the transaction it starts next. */
   private post(): void {
     if (this.pending.length === 0 || this.writerFailure) return;
@@ -212,10 +243,13 @@ export class SqliteEventStore implements EventStore {
 
   /** One transaction ended: it held the oldest `count` appends in flight. */
   private settle(reply: WriterReply): void {
+    if ('probe' in reply) {
+      return this.settleProbes(reply.code === null ? null : new StoreWriteError(reply.code, `event store write probe failed: ${reply.error}`));
+    }
     const batch = this.inFlight.splice(0, reply.count);
     if ('error' in reply) {
       // The whole transaction rolled back: nothing of this batch is durable.
-      const err = new Error(`event store write failed: ${reply.error}`);
+      const err = new StoreWriteError(reply.code, `event store write failed: ${reply.error}`);
       for (const append of batch) append.reject(err);
     } else {
       batch.forEach((append, i) => {
@@ -231,7 +265,7 @@ export class SqliteEventStore implements EventStore {
       this.committed.emit('commit');
       this.noticeNearby();
     }
-    if (this.inFlight.length === 0) this.writer?.unref();
+    if (this.inFlight.length === 0 && this.probes.length === 0) this.writer?.unref();
     this.committed.emit('settled');
   }
 
@@ -256,6 +290,7 @@ export class SqliteEventStore implements EventStore {
     this.inFlight = [];
     this.pending = [];
     this.pendingText.clear();
+    this.settleProbes(err);
     this.committed.emit('settled');
   }
 
