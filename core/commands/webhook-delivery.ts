@@ -16,13 +16,18 @@ import { loadWebhook } from './webhooks.js';
 /** Longest range one replay may cover. */
 export const MAX_REPLAY_RANGE_MS = 31 * 24 * 3_600_000;
 
+/**
+ * `decided`: the event's id and time when delivery recorded the decision before appending it
+ * (it disables the endpoint at once): an append made again after a crash is then stored once.
+ */
 export async function disableWebhookEndpoint(
   store: EventStore,
   clock: Clock,
   input: { webhook_id: string; customer_id: string; reason: WebhookEndpointDisabled['data']['reason']; detail: string },
+  decided?: { id: string; at: number },
 ): Promise<LogPosition> {
   const result = await store.appendToStream(streams.webhook(input.webhook_id), [
-    { id: randomUuid(), type: 'WebhookEndpointDisabled', data: { ...input, disabled_at: clock.now() } },
+    { id: decided?.id ?? randomUuid(), type: 'WebhookEndpointDisabled', data: { ...input, disabled_at: decided?.at ?? clock.now() } },
   ]);
   return result.position;
 }

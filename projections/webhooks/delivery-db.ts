@@ -52,9 +52,15 @@ export function openDeliveryDb(path: string): Database.Database {
       replay_id TEXT PRIMARY KEY, webhook_id TEXT NOT NULL, customer_id TEXT NOT NULL, from_ms INTEGER NOT NULL,
       to_ms INTEGER NOT NULL, events TEXT, up_to TEXT NOT NULL, progress TEXT, done INTEGER NOT NULL DEFAULT 0);`);
   // Added after the first release: the latest attempt's response start, beside its other last_* columns.
-  const columns = (db.prepare('PRAGMA table_info(wh_deliveries)').all() as Array<{ name: string }>).map((c) => c.name);
-  if (!columns.includes('last_response_start')) db.exec('ALTER TABLE wh_deliveries ADD COLUMN last_response_start TEXT');
+  addColumn(db, 'wh_deliveries', 'last_response_start', 'TEXT');
+  // A disable delivery decided (a 410) whose event is not in the log yet: {id, reason, detail, at} (endpoint-disable.ts).
+  addColumn(db, 'wh_endpoints', 'disable_pending', 'TEXT');
   // Gone: pending lanes are found by endpoint (wh_lane); every insert and outcome paid for its upkeep.
   db.exec('DROP INDEX IF EXISTS wh_due');
   return db;
+}
+
+function addColumn(db: Database.Database, table: string, column: string, declaration: string): void {
+  const columns = (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+  if (!columns.includes(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${declaration}`);
 }

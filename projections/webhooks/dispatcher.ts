@@ -35,13 +35,13 @@
 import type Database from 'better-sqlite3';
 import PQueue from 'p-queue';
 import type { Clock } from '../../core/clock.js';
-import { disableWebhookEndpoint } from '../../core/commands/webhook-delivery.js';
 import type { EventStore } from '../../core/event-store/port.js';
 import type { Plan } from '../../core/events.js';
 import type { Logger } from '../../core/logger.js';
 import type { SecretBox } from '../../core/secret-box.js';
 import { availableTokens, fullBucket, take, type BucketLimits, type BucketState } from '../../core/token-bucket.js';
-import type { EndpointCache, SendableEndpoint } from './endpoint-cache.js';
+import { previousSecretIn, type EndpointCache, type SendableEndpoint } from './endpoint-cache.js';
+import { EndpointDisabler } from './endpoint-disable.js';
 import { createWebhookAgents, type AttemptResult, type WebhookAgents } from './post-attempt.js';
 import { honoursRetryAfter, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js';
 import { sendSigned } from './send.js';
@@ -189,6 +189,7 @@ export class WebhookDispatcher {
   /** Endpoints whose `failing_since` is set (this dispatcher is the only one that sets it); a success clears it. */
   private readonly failingEndpoints: Set<string>;
   private readonly q;
+  private readonly disabler: EndpointDisabler;
   /** Each customer's connection pools (kept while the dispatcher runs: idle sockets close by themselves). */
   private readonly agents = new Map<string, WebhookAgents>();
   private readonly lookup: WebhookLookup;
@@ -234,11 +235,13 @@ export class WebhookDispatcher {
       pruneAttempts: db.prepare('DELETE FROM wh_attempts WHERE delivery_id = ?'),
     };
     this.failingEndpoints = new Set(this.q.failingNow.all() as string[]);
+    this.disabler = new EndpointDisabler(db, o.endpoints, o);
   }
 
   start(): void {
     // What was pending before this start is only in the database.
     this.untrackLanes(this.q.pendingLanes.all() as LaneRef[]);
+    this.disabler.announceLeftOver();
     this.timer = setInterval(() => {
       for (const lane of this.customers.values()) lane.dirty = true;
       this.pump();
@@ -471,6 +474,8 @@ export class WebhookDispatcher {
 
   /** One signed attempt; its outcome joins the next batch commit. Returns whether it succeeded. */
   private async attemptOne(row: DueRow): Promise<boolean> {
+    // Claimed before a 410 (on another lane) disabled its endpoint: it stays pending, unsent.
+    if (!this.o.endpoints.get(row.webhook_id)?.enabled) return this.unclaim(row);
     const now = this.o.clock.now();
     const attempt = row.attempts + 1;
     const previous = previousSecretIn(row.endpoint, now);
@@ -499,10 +504,19 @@ export class WebhookDispatcher {
     this.stats.attempts += 1;
     if (result.ok) this.stats.delivered += 1;
     else this.stats.failedAttempts += 1;
-    if (!this.flushTimer) {
-      this.flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
-    }
+    // A 410 is committed now, disabling its endpoint before anything else of it starts.
+    if (result.status === 410) this.flush();
+    else this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
     return result.ok;
+  }
+
+  /** Gives back a claim that is not sent: its row stays pending in the database (read from there next). */
+  private unclaim(row: DueRow): false {
+    this.inFlight.delete(row.delivery_id);
+    const key = laneKey(row.webhook_id, row.device_id);
+    if (this.busyLanes.get(key) === row.delivery_id) this.busyLanes.delete(key);
+    this.untrack(key);
+    return false;
   }
 
   /**
@@ -595,7 +609,6 @@ export class WebhookDispatcher {
     this.flushTimer = null;
     const batch = this.outcomes.splice(0);
     if (batch.length === 0) return;
-    const disable: Array<{ row: DueRow; reason: 'gone' | 'failing'; detail: string }> = [];
     this.o.db.transaction(() => {
       for (const o of batch) {
         const { row, result } = o;
@@ -607,7 +620,7 @@ export class WebhookDispatcher {
           if (this.failingEndpoints.delete(row.webhook_id)) this.q.healthy.run(row.webhook_id);
         } else if (result.status === 410) {
           state = 'failed';
-          disable.push({ row, reason: 'gone', detail: 'The receiver answered 410 Gone.' });
+          this.disabler.disable(row, 'gone', 'The receiver answered 410 Gone.', o.at);
         } else {
           const retryAfter = honoursRetryAfter(result.status) ? parseRetryAfter(result.retryAfter, o.at) : undefined;
           const delay = nextAttemptDelayMs(o.attempt, this.random, retryAfter);
@@ -616,7 +629,7 @@ export class WebhookDispatcher {
           this.failingEndpoints.add(row.webhook_id);
           const health = this.q.failing.get(o.at, row.webhook_id) as { failing_since: number; enabled: number } | undefined;
           if (health && health.enabled && o.at - health.failing_since >= FAILING_DISABLE_MS) {
-            disable.push({ row, reason: 'failing', detail: `Every attempt failed since ${new Date(health.failing_since).toISOString()}.` });
+            this.disabler.disable(row, 'failing', `Every attempt failed since ${new Date(health.failing_since).toISOString()}.`, o.at);
           }
         }
         this.q.settle.run(o.attempt, state, next, o.at, result.status, result.error, Math.round(result.latencyMs), responseStart, row.seq);
@@ -633,15 +646,7 @@ export class WebhookDispatcher {
       if (customer) customer.dirty = true;
     }
     this.o.onOutcome?.(batch);
-    const disabled = new Set<string>();
-    for (const d of disable) {
-      if (disabled.has(d.row.webhook_id)) continue;
-      disabled.add(d.row.webhook_id);
-      this.o.log.warn({ webhook: d.row.webhook_id, reason: d.reason }, 'webhook endpoint disabled');
-      void disableWebhookEndpoint(this.o.store, this.o.clock, { webhook_id: d.row.webhook_id, customer_id: d.row.customer_id, reason: d.reason, detail: d.detail }).catch(
-        (err: unknown) => this.o.log.error({ err, webhook: d.row.webhook_id }, 'could not disable the webhook endpoint'),
-      );
-    }
+    this.disabler.announce();
     this.schedulePump();
   }
 
@@ -652,11 +657,6 @@ export class WebhookDispatcher {
       for (const id of this.q.prune.all(now - DELIVERY_RETENTION_MS) as string[]) this.q.pruneAttempts.run(id);
     }).immediate();
   }
-}
-
-/** The sealed previous secret while its grace period lasts, else null. */
-function previousSecretIn(e: SendableEndpoint, now: number): string | null {
-  return e.previous_secret && e.previous_valid_until !== null && now < e.previous_valid_until ? e.previous_secret : null;
 }
 
 /**

@@ -38,8 +38,19 @@ export class EndpointCache {
     return endpoint;
   }
 
+  /** Delivery disabled the endpoint itself (a 410): sends stop now, not once the projector applies the event. */
+  disable(webhookId: string): void {
+    const endpoint = this.get(webhookId);
+    if (endpoint) this.endpoints.set(webhookId, { ...endpoint, enabled: false });
+  }
+
   /** The endpoint's row changed (or is about to): read it again next time. */
   forget(webhookId: string): void {
     this.endpoints.delete(webhookId);
   }
+}
+
+/** The sealed previous secret while its grace period lasts, else null. */
+export function previousSecretIn(e: SendableEndpoint, now: number): string | null {
+  return e.previous_secret && e.previous_valid_until !== null && now < e.previous_valid_until ? e.previous_secret : null;
 }

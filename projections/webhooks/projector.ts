@@ -224,8 +224,8 @@ function statements(db: Database.Database) {
     setUrl: db.prepare('UPDATE wh_endpoints SET url = ? WHERE webhook_id = ?'),
     setEvents: db.prepare('UPDATE wh_endpoints SET events = ? WHERE webhook_id = ?'),
     setDevices: db.prepare('UPDATE wh_endpoints SET device_ids = ? WHERE webhook_id = ?'),
-    // Enabling again starts a fresh count of failing days.
-    setEnabled: db.prepare('UPDATE wh_endpoints SET enabled = ?, failing_since = NULL WHERE webhook_id = ?'),
+    // Enabling again starts a fresh count of failing days. The log's word on enabled replaces a disable not appended yet (endpoint-disable.ts).
+    setEnabled: db.prepare('UPDATE wh_endpoints SET enabled = ?, failing_since = NULL, disable_pending = NULL WHERE webhook_id = ?'),
     rotate: db.prepare('UPDATE wh_endpoints SET previous_secret = secret, secret = ?, previous_valid_until = ? WHERE webhook_id = ?'),
     deleteEndpoint: db.prepare('UPDATE wh_endpoints SET deleted = 1, enabled = 0 WHERE webhook_id = ?'),
     cancelPending: db.prepare(`UPDATE wh_deliveries SET state = 'cancelled', next_attempt_at = NULL WHERE webhook_id = ? AND next_attempt_at IS NOT NULL`),

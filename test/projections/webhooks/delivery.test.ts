@@ -5,6 +5,7 @@
  * device, and disabled endpoints stop.
  */
 import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -219,6 +220,31 @@ describe('webhook delivery', () => {
     await until(async () => (await s.store.readStream(streams.webhook(webhookId))).some((e) => e.type === 'WebhookEndpointDisabled'));
     const disabled = (await s.store.readStream(streams.webhook(webhookId))).find((e) => e.type === 'WebhookEndpointDisabled');
     expect(disabled?.data).toMatchObject({ reason: 'gone' });
+  });
+
+  it('appends at its next start a disabling that a crash kept out of the log, once however often it is appended', async () => {
+    const s = await setup();
+    const { webhookId } = await s.oneDeviceEndpoint();
+    const dbPath = join(s.dir, 'webhooks-crashed.sqlite');
+    const open = () => new WebhookDelivery({ store: s.store, clock: s.clock, log: silentLogger, dbPath, box: s.box, allowPrivate: true, enterprisePerS: 1000 });
+    const first = open();
+    await first.start();
+    await first.stop();
+    const disabled = async () => (await s.store.readStream(streams.webhook(webhookId))).filter((e) => e.type === 'WebhookEndpointDisabled');
+    const pending = { id: randomUuid(), reason: 'gone', detail: 'The receiver answered 410 Gone.', at: s.clock.now() - 1000 };
+    // Twice what a 410's commit leaves when the process dies before its append (the second time, after it): disabled here only.
+    for (let start = 0; start < 2; start++) {
+      const db = new Database(dbPath);
+      db.prepare('UPDATE wh_endpoints SET enabled = 0, disable_pending = ? WHERE webhook_id = ?').run(JSON.stringify(pending), webhookId);
+      db.close();
+      const delivery = open();
+      await delivery.start();
+      await until(async () => (await disabled()).length > 0);
+      await delivery.stop();
+    }
+    const events = await disabled();
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ id: pending.id, data: { webhook_id: webhookId, reason: 'gone', disabled_at: pending.at } });
   });
 
   it('disables an endpoint whose every attempt failed for three days, and says why', async () => {
