@@ -53,6 +53,13 @@ export function newId(prefix: IdPrefix, nowMs: number): string {
   return `${prefix}_${ulid(nowMs).toLowerCase()}`;
 }
 
+/** The milliseconds a `newId` id was made at (its ULID's first 10 characters). */
+export function idTime(id: string): number {
+  let t = 0;
+  for (const c of id.slice(id.indexOf('_') + 1, id.indexOf('_') + 11).toUpperCase()) t = t * 32 + CROCKFORD.indexOf(c);
+  return t;
+}
+
 /** A random RFC 4122 v4 UUID. */
 export function randomUuid(): string {
   return crypto.randomUUID();

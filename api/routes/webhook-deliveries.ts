@@ -1,4 +1,4 @@
-/** A webhook endpoint's deliveries: list and inspect them, send one again, replay a range, send a test. */
+/** A webhook endpoint's deliveries: list and inspect them, send one again, replay a range and follow it, send a test. */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { requestRedelivery, requestReplay } from '../../core/commands/webhook-delivery.js';
@@ -14,13 +14,16 @@ import {
   DeliveryList,
   DeliveryParams,
   ListDeliveriesQuery,
+  Replay,
   ReplayAccepted,
   ReplayBody,
+  ReplayParams,
   TestDeliveryBody,
   TestDeliveryResult,
   WebhookIdParams,
   attemptBody,
   deliveryBody,
+  replayBody,
 } from '../schemas/webhook-deliveries.js';
 
 const cursors = new ListCursor('webhook-deliveries', idKey);
@@ -134,7 +137,31 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: ApiContex
         to: Date.parse(body.to),
         events: body.events ?? null,
       });
-      return reply.status(202).send({ replay_id, from: body.from, to: body.to, events: body.events ?? null });
+      return reply
+        .status(202)
+        .header('Location', `/v1/webhooks/${request.params.id}/replays/${replay_id}`)
+        .send({ replay_id, from: body.from, to: body.to, events: body.events ?? null });
+    },
+  );
+
+  r.get(
+    '/v1/webhooks/:id/replays/:replay_id',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags: ['Webhooks'],
+        summary: 'Get a replay: its state and how many deliveries it queued',
+        operationId: 'getWebhookReplay',
+        params: ReplayParams,
+        response: { 200: Replay, 503: unavailable },
+      },
+    },
+    async (request) => {
+      const auth = authOf(request);
+      const delivery = await deliveryFor(auth.customerId, request.params.id);
+      const replay = delivery.reads.replay(auth.customerId, request.params.id, request.params.replay_id);
+      if (!replay) throw notFound('replay', request.params.replay_id);
+      return replayBody(replay);
     },
   );
 

@@ -1,11 +1,12 @@
-/** Deliveries of a webhook endpoint: the log integrators debug with, the test send and the replay request. */
+/** Deliveries of a webhook endpoint: the log integrators debug with, the test send, and replays and their state. */
 import { Type, type Static } from '@sinclair/typebox';
 import { EVENT_KINDS } from '../../core/alarms.js';
-import type { AttemptRecord, DeliveryRecord } from '../../projections/webhooks/index.js';
+import type { AttemptRecord, DeliveryRecord, ReplayRecord } from '../../projections/webhooks/index.js';
 import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
 
 export const WebhookIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 export const DeliveryParams = Type.Object({ id: Type.String({ maxLength: 64 }), delivery_id: Type.String({ maxLength: 64 }) });
+export const ReplayParams = Type.Object({ id: Type.String({ maxLength: 64 }), replay_id: Type.String({ maxLength: 64 }) });
 
 const Kind = Type.Unsafe<string>({ type: 'string', enum: [...EVENT_KINDS] });
 
@@ -65,6 +66,34 @@ export const ReplayBody = Type.Object(
   { additionalProperties: false },
 );
 export const ReplayAccepted = Type.Object({ replay_id: Type.String(), from: Timestamp, to: Timestamp, events: Nullable(Type.Array(Type.String())) });
+
+export const Replay = Type.Object({
+  replay_id: Type.String({ description: '`rpl_…`, the `replay_id` of the deliveries it queued' }),
+  webhook_id: Type.String(),
+  from: Timestamp,
+  to: Timestamp,
+  events: Nullable(Type.Array(Type.String(), { description: 'The patterns asked for; null: all the endpoint subscribes to' })),
+  state: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('done')], {
+    description: 'queued (waiting for delivery to take it up), running (queuing the events again), done (every matching event is queued; the deliveries show how each went)',
+  }),
+  deliveries_queued: Type.Integer({ description: 'Deliveries queued so far' }),
+  requested_at: Timestamp,
+  completed_at: Nullable(Timestamp),
+});
+
+export function replayBody(r: ReplayRecord): Static<typeof Replay> {
+  return {
+    replay_id: r.replay_id,
+    webhook_id: r.webhook_id,
+    from: iso(r.from),
+    to: iso(r.to),
+    events: r.events,
+    state: r.state,
+    deliveries_queued: r.deliveries_queued,
+    requested_at: iso(r.requested_at),
+    completed_at: iso(r.completed_at),
+  };
+}
 
 export function deliveryBody(d: DeliveryRecord): Static<typeof Delivery> {
   return {

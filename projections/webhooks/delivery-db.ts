@@ -9,6 +9,7 @@
  * is sent again (at least once).
  */
 import type Database from 'better-sqlite3';
+import { idTime } from '../../core/ids.js';
 import { openPrivateSqlite } from '../../core/private-files.js';
 
 export function openDeliveryDb(path: string): Database.Database {
@@ -55,6 +56,15 @@ export function openDeliveryDb(path: string): Database.Database {
   addColumn(db, 'wh_deliveries', 'last_response_start', 'TEXT');
   // A disable delivery decided (a 410) whose event is not in the log yet: {id, reason, detail, at} (endpoint-disable.ts).
   addColumn(db, 'wh_endpoints', 'disable_pending', 'TEXT');
+  // A replay's state for GET .../replays/{id}: started (running), how many deliveries it queued, when it was asked and done.
+  addColumn(db, 'wh_replays', 'requested_at', 'INTEGER');
+  addColumn(db, 'wh_replays', 'started_at', 'INTEGER');
+  addColumn(db, 'wh_replays', 'completed_at', 'INTEGER');
+  addColumn(db, 'wh_replays', 'deliveries_queued', 'INTEGER NOT NULL DEFAULT 0');
+  // Replays asked before requested_at was kept: their id holds the time.
+  const undated = db.prepare('SELECT replay_id FROM wh_replays WHERE requested_at IS NULL').pluck().all() as string[];
+  const date = db.prepare('UPDATE wh_replays SET requested_at = ? WHERE replay_id = ?');
+  for (const id of undated) date.run(idTime(id), id);
   // Gone: pending lanes are found by endpoint (wh_lane); every insert and outcome paid for its upkeep.
   db.exec('DROP INDEX IF EXISTS wh_due');
   return db;

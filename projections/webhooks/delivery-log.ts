@@ -44,6 +44,20 @@ export interface AttemptRecord {
 
 export type DeliveryWithAttempts = DeliveryRecord & { attempt_log: AttemptRecord[] };
 
+/** A replay job as the API shows it (wh_replays). */
+export interface ReplayRecord {
+  replay_id: string;
+  webhook_id: string;
+  from: number;
+  to: number;
+  events: string[] | null;
+  /** queued until delivery takes it up, running while it queues the events again, done once all are queued. */
+  state: 'queued' | 'running' | 'done';
+  deliveries_queued: number;
+  requested_at: number;
+  completed_at: number | null;
+}
+
 export type TestSendResult = AttemptResult & { event_id: string; delivery_id: string; body: string };
 
 /** What the API asks of webhook delivery, wherever it runs (this thread or its own). */
@@ -79,6 +93,10 @@ export class DeliveryLog {
       ),
       attempts: db.prepare('SELECT attempt, at, status, error, latency_ms, response_start FROM wh_attempts WHERE delivery_id = ? ORDER BY attempt'),
       endpoint: db.prepare('SELECT * FROM wh_endpoints WHERE webhook_id = ? AND customer_id = ? AND deleted = 0'),
+      replay: db.prepare(
+        `SELECT replay_id, webhook_id, from_ms, to_ms, events, done, started_at, deliveries_queued, requested_at, completed_at
+         FROM wh_replays WHERE replay_id = ? AND webhook_id = ? AND customer_id = ?`,
+      ),
     };
   }
 
@@ -98,6 +116,23 @@ export class DeliveryLog {
       log.push({ attempt: row.attempts, at: row.last_attempt_at, status: row.last_status, error: row.last_error, latency_ms: row.last_latency_ms, response_start: last_response_start });
     }
     return { ...row, attempt_log: log };
+  }
+
+  /** The customer's replay of the endpoint; null when there is none (another customer's included). */
+  replay(customerId: string, webhookId: string, replayId: string): ReplayRecord | null {
+    const r = this.q.replay.get(replayId, webhookId, customerId) as ReplayRow | undefined;
+    if (!r) return null;
+    return {
+      replay_id: r.replay_id,
+      webhook_id: r.webhook_id,
+      from: r.from_ms,
+      to: r.to_ms,
+      events: r.events === null ? null : (JSON.parse(r.events) as string[]),
+      state: r.done ? 'done' : r.started_at !== null ? 'running' : 'queued',
+      deliveries_queued: r.deliveries_queued,
+      requested_at: r.requested_at,
+      completed_at: r.completed_at,
+    };
   }
 
   /** Whether this node knows the endpoint (it exists, is not deleted, and is in this node's shard). */
@@ -137,6 +172,19 @@ export class DeliveryLog {
       agents.destroy();
     }
   }
+}
+
+interface ReplayRow {
+  replay_id: string;
+  webhook_id: string;
+  from_ms: number;
+  to_ms: number;
+  events: string | null;
+  done: number;
+  started_at: number | null;
+  deliveries_queued: number;
+  requested_at: number;
+  completed_at: number | null;
 }
 
 /** A test payload: the shape of `kind` with made-up values, marked as a test. */

@@ -27,7 +27,7 @@ import { kindsMatching } from './kind-filter.js';
 import { webhookMessages } from './payload.js';
 import { webhookProjector } from './projector.js';
 
-export type { AttemptRecord, DeliveryRecord, DeliveryWithAttempts, WebhookDeliveryAccess } from './delivery-log.js';
+export type { AttemptRecord, DeliveryRecord, DeliveryWithAttempts, ReplayRecord, WebhookDeliveryAccess } from './delivery-log.js';
 
 export interface WebhookDeliveryOptions {
   store: EventStore;
@@ -59,7 +59,10 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
   private readonly q;
   readonly reads: DeliveryLog;
   private replaying: Promise<void> | null = null;
+  /** A run was asked for since the running one last read the open replays: it reads them again. */
+  private replayWanted = false;
   private replayTimer: NodeJS.Timeout | null = null;
+  private stopping = false;
 
   constructor(private readonly o: WebhookDeliveryOptions) {
     this.db = openDeliveryDb(o.dbPath);
@@ -82,8 +85,10 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
     this.reads = new DeliveryLog(this.db, o.box, o.allowPrivate, o.clock);
     this.q = {
       endpoint: this.db.prepare('SELECT * FROM wh_endpoints WHERE webhook_id = ? AND customer_id = ? AND deleted = 0'),
-      openReplays: this.db.prepare('SELECT * FROM wh_replays WHERE done = 0'),
-      replayProgress: this.db.prepare('UPDATE wh_replays SET progress = ?, done = ? WHERE replay_id = ?'),
+      openReplays: this.db.prepare('SELECT * FROM wh_replays WHERE done = 0 ORDER BY rowid'),
+      replayStarted: this.db.prepare('UPDATE wh_replays SET started_at = coalesce(started_at, ?) WHERE replay_id = ?'),
+      replayQueued: this.db.prepare('UPDATE wh_replays SET deliveries_queued = deliveries_queued + ? WHERE replay_id = ?'),
+      replayDone: this.db.prepare('UPDATE wh_replays SET progress = ?, done = 1, completed_at = ? WHERE replay_id = ?'),
       insertDelivery: this.db.prepare(
         `INSERT OR IGNORE INTO wh_deliveries (delivery_id, webhook_id, customer_id, device_id, event_id, kind, occurred_at, body, created_at, replay_id,
            state, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0)`,
@@ -98,6 +103,7 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.replayTimer) clearTimeout(this.replayTimer);
     await this.replaying;
     await this.runner.stop();
@@ -116,20 +122,37 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
     return this.runner.catchUp();
   }
 
-  /** Replay jobs run one at a time, behind the projector, resuming from their stored progress after a restart. */
+  /**
+   * Replay jobs run one at a time, behind the projector, resuming from their stored progress after a restart.
+   * One asked for while a run is under way is taken by that run's next read of the open replays.
+   */
   private runReplays(): void {
+    if (this.stopping) return;
+    this.replayWanted = true;
     if (this.replaying) return;
-    this.replaying = (async () => {
-      try {
-        for (const job of this.q.openReplays.all() as ReplayRow[]) await this.replay(job);
-      } catch (err) {
-        this.o.log.error({ err }, 'webhook replay failed; retrying in a minute');
-        this.replayTimer = setTimeout(() => this.runReplays(), 60_000);
-        this.replayTimer.unref();
-      } finally {
-        this.replaying = null;
+    this.replaying = this.drainReplays().finally(() => {
+      // Cleared here, not inside the body: with no replay open the body ends before the assignment, and
+      // a reset made there was overwritten by a settled promise that turned every later run away.
+      this.replaying = null;
+      if (this.replayWanted) this.runReplays();
+    });
+  }
+
+  private async drainReplays(): Promise<void> {
+    try {
+      while (this.replayWanted && !this.stopping) {
+        this.replayWanted = false;
+        for (const job of this.q.openReplays.all() as ReplayRow[]) {
+          if (this.stopping) return;
+          await this.replay(job);
+        }
       }
-    })();
+    } catch (err) {
+      this.replayWanted = false;
+      this.o.log.error({ err }, 'webhook replay failed; retrying in a minute');
+      this.replayTimer = setTimeout(() => this.runReplays(), 60_000);
+      this.replayTimer.unref();
+    }
   }
 
   /**
@@ -142,9 +165,10 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
     const replayKinds = kindsMatching(job.events ? (JSON.parse(job.events) as string[]) : ['*']);
     const endpoint = this.q.endpoint.get(job.webhook_id, job.customer_id) as { events: string; device_ids: string | null } | undefined;
     if (!endpoint) {
-      this.q.replayProgress.run(job.progress, 1, job.replay_id);
+      this.q.replayDone.run(job.progress, this.o.clock.now(), job.replay_id);
       return;
     }
+    this.q.replayStarted.run(this.o.clock.now(), job.replay_id);
     const endpointKinds = kindsMatching(JSON.parse(endpoint.events) as string[]);
     const deviceIds = endpoint.device_ids ? new Set(JSON.parse(endpoint.device_ids) as string[]) : null;
     const devices = new Map<string, DeviceRow>();
@@ -153,6 +177,7 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
       const batch: RecordedEvent[] = await this.o.store.readAll({ ...(after ? { after } : {}), maxCount: 2000 });
       const inRange = batch.filter((e) => comparePositions(e.position, upTo) <= 0);
       const lanes = new Map<string, LaneRef>();
+      let queued = 0;
       this.db.transaction(() => {
         for (const e of inRange) {
           const deviceId = (e.data as { device_id?: string }).device_id;
@@ -163,20 +188,24 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
             if (m.customer_id !== job.customer_id || m.occurred_at < job.from_ms || m.occurred_at >= job.to_ms) continue;
             if (!replayKinds.has(m.payload.event) || !endpointKinds.has(m.payload.event)) continue;
             if (deviceIds && !deviceIds.has(m.device_id)) continue;
-            this.q.insertDelivery.run(
+            // Resumed after a crash, a replay inserts nothing for what it queued before (wh_replayed).
+            queued += this.q.insertDelivery.run(
               newId('dlv', e.created), job.webhook_id, job.customer_id, m.device_id, m.payload.event_id, m.payload.event,
               m.occurred_at, JSON.stringify(m.payload), e.created, job.replay_id,
-            );
+            ).changes;
             lanes.set(m.device_id, { customer_id: job.customer_id, webhook_id: job.webhook_id, device_id: m.device_id });
           }
         }
+        if (queued > 0) this.q.replayQueued.run(queued, job.replay_id);
       }).immediate();
       // Replayed rows sit among the lanes' rows in the database, which memory does not hold.
       if (lanes.size > 0) this.dispatcher.untrackLanes([...lanes.values()]);
       after = batch.at(-1)?.position;
       if (inRange.length < batch.length || batch.length === 0) break;
+      // Stopping: the rest is queued after the next start (the replay stays open).
+      if (this.stopping) return;
     }
-    this.q.replayProgress.run(after ? positionToString(after) : null, 1, job.replay_id);
+    this.q.replayDone.run(after ? positionToString(after) : null, this.o.clock.now(), job.replay_id);
     this.dispatcher.wake([job.customer_id]);
   }
 }

@@ -180,7 +180,7 @@ export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: str
           case 'WebhookReplayRequested': {
             const d = e.data;
             if (!owns(d.webhook_id)) return;
-            q.insertReplay.run(d.replay_id, d.webhook_id, d.customer_id, d.from, d.to, d.events ? JSON.stringify(d.events) : null, positionToString(e.position));
+            q.insertReplay.run(d.replay_id, d.webhook_id, d.customer_id, d.from, d.to, d.events ? JSON.stringify(d.events) : null, positionToString(e.position), d.requested_at);
             return;
           }
           case 'DeviceRegistered':
@@ -240,7 +240,7 @@ function statements(db: Database.Database) {
        WHERE delivery_id = ? AND webhook_id = ? AND customer_id = ? AND next_attempt_at IS NULL AND attempts > 0`,
     ),
     insertReplay: db.prepare(
-      'INSERT OR IGNORE INTO wh_replays (replay_id, webhook_id, customer_id, from_ms, to_ms, events, up_to) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT OR IGNORE INTO wh_replays (replay_id, webhook_id, customer_id, from_ms, to_ms, events, up_to, requested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     device: db.prepare('SELECT row FROM wh_devices WHERE device_id = ?'),
     upsertDevice: db.prepare('INSERT INTO wh_devices (device_id, row) VALUES (?, ?) ON CONFLICT (device_id) DO UPDATE SET row = excluded.row'),

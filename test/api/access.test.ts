@@ -33,6 +33,8 @@ interface Fixture {
   webhookId: string;
   /** A delivery of the webhook (the SOS raised after it was created). */
   deliveryId: string;
+  /** A replay of the webhook. */
+  replayId: string;
   eventId: string;
   from: string;
   /** Creates a row through the API with the tenant's full-access key and returns its id (for the DELETE rows). */
@@ -84,6 +86,9 @@ const ROUTES: Record<string, RouteCase> = {
   },
   'POST /v1/webhooks/:id/replay': {
     scopes: ['webhooks:write'], ok: 202, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}/replay`, payload: { from: f.from, to: new Date(Date.parse(f.from) + 3_600_000).toISOString() } }),
+  },
+  'GET /v1/webhooks/:id/replays/:replay_id': {
+    scopes: ['webhooks:read'], ok: 200, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}/replays/${f.replayId}` }),
   },
   'POST /v1/webhooks/:id/test': { scopes: ['webhooks:write'], ok: 200, request: (f) => ({ url: `/v1/webhooks/${f.webhookId}/test`, payload: {} }) },
   'POST /v1/webhooks/:id/rotate-secret': {
@@ -189,6 +194,7 @@ beforeAll(async () => {
     webhookId: await create('/v1/webhooks', hook),
     eventId: await raiseSos(h, { customerId, deviceId }, t),
     deliveryId: '',
+    replayId: '',
     from: new Date(t - 3_600_000).toISOString(),
     create,
     nextImei,
@@ -198,6 +204,9 @@ beforeAll(async () => {
     fixture.deliveryId = list.json().data[0]?.id ?? '';
     return fixture.deliveryId !== '';
   }, 10_000, 'a delivery of the fixture webhook');
+  const replay = await h.app.inject({ method: 'POST', url: `/v1/webhooks/${fixture.webhookId}/replay`, headers: admin, payload: { from: fixture.from, to: new Date(t + 1).toISOString() } });
+  expect(replay.statusCode, replay.body).toBe(202);
+  fixture.replayId = replay.json().replay_id as string;
 });
 
 afterAll(async () => {

@@ -71,6 +71,7 @@ const ID_ROUTES = [
   'POST /v1/webhooks/:id/rotate-secret',
   'GET /v1/webhooks/:id/deliveries/:delivery_id',
   'POST /v1/webhooks/:id/deliveries/:delivery_id/redeliver',
+  'GET /v1/webhooks/:id/replays/:replay_id',
   'POST /v1/webhooks/:id/test',
   'DELETE /v1/api-keys/:id',
   'DELETE /v1/oauth/clients/:client_id',

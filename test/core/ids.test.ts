@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { contentUuid, timeOrderedContentUuid } from '../../core/ids.js';
+import { contentUuid, idTime, newId, timeOrderedContentUuid } from '../../core/ids.js';
 
 const RAW = Buffer.from('000000000000003608010000016b40d8ea30', 'hex');
 
@@ -50,5 +50,11 @@ describe('content-derived ids', () => {
       expect(timed.slice(0, 12)).toBe('0000000003e8');
       expect(timed.slice(18)).toBe(hex.slice(18));
     }
+  });
+});
+
+describe('idTime', () => {
+  it('gives back the time an id was made at', () => {
+    for (const t of [0, 1_700_000_000_000, Date.UTC(2026, 11, 2, 6, 0, 0, 123), 2 ** 48 - 1]) expect(idTime(newId('rpl', t))).toBe(t);
   });
 });
