@@ -28,3 +28,10 @@ export function isBcd(buf: Buffer, start = 0, end = buf.length): boolean {
   }
   return true;
 }
+
+/** One BCD byte as 0-99, or -1 when a nibble is not a digit. */
+export function bcdByte(b: number): number {
+  const hi = b >> 4;
+  const lo = b & 0x0f;
+  return hi > 9 || lo > 9 ? -1 : hi * 10 + lo;
+}

@@ -15,6 +15,18 @@ export class DecodeError extends Error {
   }
 }
 
+/**
+ * Big-endian reads at a fixed offset, for hot paths that check the length once up front
+ * and must not allocate a Reader per record. Unchecked: the caller makes sure the bytes are there.
+ */
+export function u16At(buf: Buffer, at: number): number {
+  return (buf[at]! << 8) | buf[at + 1]!;
+}
+
+export function u32At(buf: Buffer, at: number): number {
+  return buf[at]! * 0x1000000 + ((buf[at + 1]! << 16) | (buf[at + 2]! << 8) | buf[at + 3]!);
+}
+
 export class Reader {
   offset: number;
 

@@ -9,8 +9,8 @@ import { luhnDigit } from '../../core/imei.js';
 import { xor8 } from '../../gateway/codec/crc.js';
 import type { SessionInfo } from '../../gateway/protocol.js';
 import { encodeMessage } from '../../gateway/protocols/jt808/ack.js';
-import { imeiFromBinaryId } from '../../gateway/protocols/jt808/decode.js';
 import { escapeFrame, unescapeFrame } from '../../gateway/protocols/jt808/frame.js';
+import { imeiFromBinaryId } from '../../gateway/protocols/jt808/identity.js';
 import { jt808 } from '../../gateway/protocols/jt808/index.js';
 import {
   ENCODABLE_ALARMS,

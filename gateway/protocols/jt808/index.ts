@@ -1,7 +1,8 @@
 /** JT/T 808 (2011/2013/2019) terminals, with JT/T 1078 and Jiangsu/Guangdong active-safety items. */
 import type { ProtocolModule } from '../../protocol.js';
-import { decode, unauthenticatedReply } from './decode.js';
+import { decode } from './decode.js';
 import { MAX_FRAME_BYTES, splitFrames } from './frame.js';
+import { unauthenticatedReply } from './login.js';
 
 export const jt808: ProtocolModule = {
   name: 'jt808',
