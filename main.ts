@@ -9,7 +9,8 @@ import { parseArgs } from 'node:util';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from './core/clock.js';
 import { ALL_ROLES, ConfigError, loadConfig, type Config, type Role } from './core/config.js';
-import { countAppends } from './core/event-store/counting.js';
+import { countAppends, sumAppendCounts } from './core/event-store/counting.js';
+import { StoreWriteHealth } from './core/event-store/write-health.js';
 import { openEventStore } from './core/event-store/open.js';
 import type { EventStore } from './core/event-store/port.js';
 import type { Plan } from './core/events.js';
@@ -94,6 +95,16 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   let readModelCheckpointer: WalCheckpointer | null = null;
   let gateway: RunningPlatform['gateway'] = null;
   let gatewayThread: GatewayThread | null = null;
+  // The process's one "store writable" state: this thread's appends and probes, and the gateway thread's as its snapshots bring them.
+  const appendSources = () => (gatewayThread ? [appendCounts, gatewayThread.appends] : [appendCounts]);
+  const writeHealth = new StoreWriteHealth({
+    clock,
+    log: log.child({ role: 'store' }),
+    sources: appendSources,
+    probe: store.probeWrite ? () => store.probeWrite!() : null,
+  });
+  const stopWriteHealth = writeHealth.start();
+  const storeWrites = () => writeHealth.status();
   let stopApp: (() => Promise<void>) | null = null;
   const ports: RunningPlatform['ports'] = { http: null, teltonika: null, gt06: null, jt808: null };
   // Loaded once: a key file is created on the first start, and every role seals and opens with the same key.
@@ -150,6 +161,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           waitFor: (p) => r.waitFor(p),
           catchUp: () => r.catchUp(),
           projections: runnerView(r, historyReads, store, clock),
+          storeWrites,
           webhookDelivery: webhooks,
           settings: {
             publicUrl: config.publicUrl,
@@ -159,12 +171,8 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
           },
           metrics: {
             // The gateway thread appends through its own handle on the store: its counts are added.
-            storeAppends: () => {
-              const t = gatewayThread?.appends;
-              return t
-                ? { appends: appendCounts.appends + t.appends, events: appendCounts.events + t.events, failures: appendCounts.failures + t.failures }
-                : appendCounts;
-            },
+            storeAppends: () => sumAppendCounts(appendSources()),
+            storeWrites,
             // The gateway starts after the API (below); until then, and without that role, there is nothing to report.
             ...(roles.includes('gateway')
               ? {
@@ -238,6 +246,7 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
       readModels?.historyReads.close();
       readModelCheckpointer?.close();
       await webhooks?.stop();
+      stopWriteHealth();
       await store.close();
     },
   };

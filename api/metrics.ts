@@ -130,7 +130,16 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
         appends: mirroredCounter(registry, 'fleet_store_appends_total', 'Event store appends (appendToStream calls that succeeded)'),
         events: mirroredCounter(registry, 'fleet_store_appended_events_total', 'Events in successful appends'),
         failures: mirroredCounter(registry, 'fleet_store_append_failures_total', 'Appends that failed (conflicts included)'),
+        byCode: mirroredLabelledCounter(
+          registry,
+          'fleet_store_write_failures_total',
+          'Appends the store could not write, by code (SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR_*, WRITER_EXITED, ...)',
+          ['code'],
+        ),
       }
+    : null;
+  const storeWritable = sources.storeWrites
+    ? new Gauge({ name: 'fleet_store_writable', help: '0 from a failed write until an append or a probe commits again, else 1', registers: [registry] })
     : null;
 
   return {
@@ -171,7 +180,9 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
         store.appends(s.appends);
         store.events(s.events);
         store.failures(s.failures);
+        store.byCode(byLabel('code', s.failuresByCode ?? {}));
       }
+      if (storeWritable && sources.storeWrites) storeWritable.set(sources.storeWrites().writable ? 1 : 0);
       return registry.metrics();
     },
   };

@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import type { Clock } from '../core/clock.js';
 import type { DeviceClaim } from '../core/events.js';
 import type { EventStore } from '../core/event-store/port.js';
+import { appendFailureLevel } from '../core/event-store/write-health.js';
 import { randomUuid } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { streams } from '../core/streams.js';
@@ -249,7 +250,7 @@ export class DeviceConnection {
       await appended;
     } catch (err) {
       this.deps.stats.appendFailures += 1;
-      this.log.error({ err, device: this.label() }, 'append failed; closing without ack');
+      this.log[appendFailureLevel(err, 'error')]({ err, device: this.label() }, 'append failed; closing without ack');
       this.close('protocol_error', 'store unavailable');
       return;
     }
@@ -335,7 +336,7 @@ export class DeviceConnection {
         await this.deps.directory.issueAuthCode(claim, code, now);
       } catch (err) {
         this.deps.stats.appendFailures += 1;
-        this.log.error({ err, device: claim.device_id }, 'could not record the auth code; closing without a reply');
+        this.log[appendFailureLevel(err, 'error')]({ err, device: claim.device_id }, 'could not record the auth code; closing without a reply');
         this.close('protocol_error', 'store unavailable');
         return;
       }
@@ -372,7 +373,7 @@ export class DeviceConnection {
     } catch (err) {
       // Unknown until the store answers: refused for now; the unit dials again.
       this.deps.stats.appendFailures += 1;
-      this.log.error({ err, device: claim.device_id }, 'could not read or record the protocol binding; login refused');
+      this.log[appendFailureLevel(err, 'error')]({ err, device: claim.device_id }, 'could not read or record the protocol binding; login refused');
       return false;
     }
     if (bound === this.protocol.name) return true;

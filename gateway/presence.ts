@@ -14,6 +14,7 @@
 import type { Clock } from '../core/clock.js';
 import type { DeviceClaim, DeviceDisconnected, DeviceProtocol } from '../core/events.js';
 import type { EventStore } from '../core/event-store/port.js';
+import { appendFailureLevel } from '../core/event-store/write-health.js';
 import { randomUuid } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { streams } from '../core/streams.js';
@@ -156,7 +157,7 @@ export class DevicePresence {
           },
         },
       ])
-      .catch((err: unknown) => log.warn({ err, device: id }, 'could not record a replaced connection'));
+      .catch((err: unknown) => log[appendFailureLevel(err, 'warn')]({ err, device: id }, 'could not record a replaced connection'));
   }
 
   private markDirty(id: string): void {
@@ -240,7 +241,7 @@ export class DevicePresence {
         state.written = null;
       }
     } catch (err) {
-      this.deps.log.warn({ err, device: id }, 'could not record a connection change; trying again');
+      this.deps.log[appendFailureLevel(err, 'warn')]({ err, device: id }, 'could not record a connection change; trying again');
       setTimeout(() => this.markDirty(id), RETRY_MS).unref();
       return;
     } finally {

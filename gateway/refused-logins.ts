@@ -7,6 +7,7 @@
 import type { Clock } from '../core/clock.js';
 import type { DeviceClaim, DeviceProtocol } from '../core/events.js';
 import type { EventStore } from '../core/event-store/port.js';
+import { appendFailureLevel } from '../core/event-store/write-health.js';
 import { randomUuid } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { streams } from '../core/streams.js';
@@ -45,7 +46,7 @@ export class RefusedLoginLog {
         },
       ]);
     } catch (err) {
-      this.log.warn({ err, device: claim.device_id }, 'could not record a refused login');
+      this.log[appendFailureLevel(err, 'warn')]({ err, device: claim.device_id }, 'could not record a refused login');
     }
   }
 }

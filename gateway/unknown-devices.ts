@@ -6,6 +6,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { EventStore } from '../core/event-store/port.js';
+import { appendFailureLevel } from '../core/event-store/write-health.js';
 import { contentUuid } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { streams } from '../core/streams.js';
@@ -35,7 +36,7 @@ export class UnknownDeviceLog {
         },
       ]);
     } catch (err) {
-      this.log.warn({ err, identifier }, 'could not record unknown device');
+      this.log[appendFailureLevel(err, 'warn')]({ err, identifier }, 'could not record unknown device');
     }
   }
 }

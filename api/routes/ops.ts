@@ -1,7 +1,8 @@
 /**
- * Readiness and metrics. /readyz fails (503) when the store does not answer
- * or the read models are further behind the log than `readyMaxLagS`, so a
- * balancer stops sending reads a stale node would answer. /metrics is the
+ * Readiness and metrics. /readyz fails (503) when the store does not answer,
+ * cannot write (a full disk: devices would get no acks; `ctx.storeWrites`), or
+ * the read models are further behind the log than `readyMaxLagS`, so a
+ * balancer stops sending devices and reads to a node that cannot serve them. /metrics is the
  * Prometheus text format; like /healthz it is public: keep it off the
  * internet at the balancer.
  */
@@ -29,6 +30,16 @@ export async function opsRoutes(app: FastifyInstance, ctx: ApiContext, metrics: 
       },
     },
     async () => {
+      const writes = ctx.storeWrites?.();
+      if (writes && !writes.writable) {
+        const forS = writes.since === null ? '' : ` for ${Math.max(0, (ctx.clock.now() - writes.since) / 1000).toFixed(1)} s`;
+        throw new ApiError(
+          503,
+          'not_ready',
+          `The event store cannot write (${writes.code ?? 'unknown'})${forS}: appends fail and devices get no acks. Ready again once a write succeeds.`,
+          [{ pointer: '/checks/store', message: 'not_writable' }],
+        );
+      }
       let lag;
       try {
         lag = await ctx.projections.lag();

@@ -3,10 +3,12 @@
  * process (main.ts keeps one). It learns from the outcomes every handle on the store records
  * (counting.ts: the platform thread's own, the gateway thread's as its snapshot brings them):
  * the latest one wins, so a failed append marks the store unwritable and a later commit marks
- * it writable. While unwritable it probes every PROBE_INTERVAL_MS with a small committed write
- * (`EventStore.probeWrite`), because a node /readyz takes out of service gets no devices, hence
- * no appends, and would otherwise never learn that the disk has room again. Without a probe
- * (EventStoreDB) the next append tells. Failures are logged once per interval, with a count.
+ * it writable. While unwritable and no append has said anything for WRITE_PROBE_INTERVAL_MS, it
+ * probes with a small committed write (`EventStore.probeWrite`): a node /readyz takes out of
+ * service gets no devices, hence no appends, and would otherwise never learn that the disk has
+ * room again. Appends, while they come, are the better test (a probe of one row may fit in WAL
+ * pages a failed batch left allocated). Without a probe (EventStoreDB) the next append tells.
+ * Failures are logged once per interval, with a count.
  */
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
@@ -48,7 +50,7 @@ export interface StoreWriteStatus {
 
 /** Failure lines at most once per this interval, each with the count since the last one. */
 export const WRITE_FAILURE_LOG_INTERVAL_MS = 10_000;
-/** While unwritable, a probe at most this often (each is a commit with its fsync). */
+/** While unwritable, a probe once no outcome came for this long (each is a commit with its fsync). */
 export const WRITE_PROBE_INTERVAL_MS = 2_000;
 /** How often `start()` ticks: the interval lines and probes are due on a tick. */
 const TICK_MS = 1_000;
@@ -117,7 +119,8 @@ export class StoreWriteHealth {
       }
       this.window = { start: now, counts };
     }
-    if (!this.writable && this.o.probe && !this.probing && now - this.lastProbeAt >= this.probeIntervalMs) {
+    const quiet = now - Math.max(this.lastProbeAt, this.seenAt) >= this.probeIntervalMs;
+    if (!this.writable && this.o.probe && !this.probing && quiet) {
       this.probing = true;
       this.lastProbeAt = now;
       // Its outcome reaches a source (counting.ts); a failure is what is expected until there is room.

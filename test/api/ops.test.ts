@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomUuid } from '../../core/ids.js';
 import { streams } from '../../core/streams.js';
+import type { StoreWriteStatus } from '../../core/event-store/write-health.js';
 import { startApiHarness, type ApiHarness, type HarnessOptions } from '../support/api-harness.js';
 import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
 
@@ -68,6 +69,21 @@ describe('/healthz and /readyz', () => {
     expect(lagging.json().detail).toContain('(3 events)');
   });
 
+  it('is not ready while the store cannot write, and ready again once it writes', async () => {
+    let writes: StoreWriteStatus = { writable: false, code: 'SQLITE_FULL', since: 0 };
+    await start({ storeWrites: () => writes, metrics: { storeWrites: () => writes } });
+    writes = { ...writes, since: h.clock.now() - 4_000 };
+    const full = await h.app.inject({ method: 'GET', url: '/readyz' });
+    expect(full.statusCode).toBe(503);
+    expect(full.json()).toMatchObject({ code: 'not_ready', errors: [{ pointer: '/checks/store', message: 'not_writable' }] });
+    expect(full.json().detail).toContain('cannot write (SQLITE_FULL) for 4.0 s');
+    expectDocumented(new ResponseValidator(await loadOpenApi(h.app)), 'GET', '/readyz', full);
+    expect((await h.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^fleet_store_writable 0$/m);
+    writes = { writable: true, code: null, since: null };
+    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    expect((await h.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^fleet_store_writable 1$/m);
+  });
+
   it('is not ready when the store does not answer', async () => {
     await start();
     await h.runner.stop();
@@ -92,7 +108,7 @@ describe('/metrics', () => {
       refusals: { jt808: { truncated: 8, junk: 2 }, gt06: { bad_checksum: 3 } },
       closedForRefusals: 1,
     };
-    const appends = { appends: 12, events: 30, failures: 1 };
+    const appends = { appends: 12, events: 30, failures: 1, failuresByCode: { SQLITE_FULL: 1 } };
     await start({ metrics: { gateway: () => gateway, storeAppends: () => appends } });
     const { apiKey } = await h.newCustomer();
     for (const url of ['/v1/devices', '/v1/devices', '/v1/devices/dev_nope']) {
@@ -117,6 +133,7 @@ describe('/metrics', () => {
     expect(text).toMatch(/^fleet_gateway_open_connections 5$/m);
     expect(text).toMatch(/^fleet_store_appends_total 12$/m);
     expect(text).toMatch(/^fleet_store_appended_events_total 30$/m);
+    expect(text).toMatch(/^fleet_store_write_failures_total\{code="SQLITE_FULL"\} 1$/m);
     expect(text).toMatch(/^fleet_projection_lag_events \d+$/m);
     expect(text).toMatch(/^fleet_projection_lag_seconds [\d.]+$/m);
     expect(text).toMatch(/^fleet_store_up 1$/m);

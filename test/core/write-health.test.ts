@@ -98,29 +98,35 @@ describe('StoreWriteHealth', () => {
     expect(appendFailureLevel(new StoreWriteError('SQLITE_FULL', 'full'), 'error')).toBe('debug');
   });
 
-  it('probes while unwritable, at most once per probe interval, and turns writable when a probe commits', async () => {
+  it('probes while unwritable once appends are quiet for the probe interval, and turns writable when a probe commits', async () => {
     const { clock, state, health, append } = setUp();
-    health.tick();
+    const tickAfter = async (ms: number) => {
+      clock.advance(ms);
+      health.tick();
+      await settle();
+    };
+    await tickAfter(5_000);
     expect(state.probes).toBe(0); // writable: nothing to probe
     state.failing = 'SQLITE_FULL';
     await append();
-    health.tick();
-    await settle();
+    await tickAfter(0);
+    expect(state.probes).toBe(0); // an append has just told
+    await tickAfter(2_000);
     expect(state.probes).toBe(1);
-    clock.advance(1_000);
-    health.tick();
-    await settle();
+    await tickAfter(1_000);
     expect(state.probes).toBe(1);
-    clock.advance(1_000);
-    health.tick();
-    await settle();
+    await tickAfter(1_000);
+    expect(state.probes).toBe(2);
+    // Appends that keep failing are the test while they come: no probe beside them.
+    for (let i = 0; i < 4; i++) {
+      await append();
+      await tickAfter(1_000);
+    }
     expect(state.probes).toBe(2);
     // A failed probe counts no append and leaves the store unwritable; once there is room, the next probe tells.
     expect(health.status().writable).toBe(false);
     state.failing = null;
-    clock.advance(2_000);
-    health.tick();
-    await settle();
+    await tickAfter(2_000);
     expect(state.probes).toBe(3);
     expect(health.status()).toEqual({ writable: true, code: null, since: null });
   });

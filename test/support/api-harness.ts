@@ -41,11 +41,11 @@ export interface ApiHarness {
 }
 
 /**
- * Options a suite may set: API settings (rate limits, intervals) and metrics
- * sources. Webhook URLs on loopback are allowed unless a suite sets
+ * Options a suite may set: API settings (rate limits, intervals), metrics
+ * sources and the store's write health. Webhook URLs on loopback are allowed unless a suite sets
  * `allowPrivateWebhookUrls: false`: test receivers listen on 127.0.0.1.
  */
-export type HarnessOptions = Pick<ApiContext, 'settings' | 'metrics'>;
+export type HarnessOptions = Pick<ApiContext, 'settings' | 'metrics' | 'storeWrites'>;
 
 export async function startApiHarness(options: HarnessOptions = {}): Promise<ApiHarness> {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-api-'));
