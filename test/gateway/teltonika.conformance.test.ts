@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { DecodeError } from '../../gateway/codec/reader.js';
 import type { Decoded, DecodedRecord, SessionInfo } from '../../gateway/protocol.js';
-import { decodeUdp } from '../../gateway/protocols/teltonika/decode.js';
 import { teltonika } from '../../gateway/protocols/teltonika/index.js';
+import { decodeUdp } from '../../gateway/protocols/teltonika/udp.js';
 import { KNOTS_TO_KMH, loadFrames, type ConformanceFrame } from '../support/conformance.js';
 
 type Frame = ConformanceFrame & { index: number };

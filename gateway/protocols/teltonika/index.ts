@@ -10,4 +10,4 @@ export const teltonika: ProtocolModule = {
   decode,
 };
 
-export { decodeUdp } from './decode.js';
+export { decodeUdp } from './udp.js';
