@@ -16,7 +16,15 @@ function customerCreated(name: string): EventToAppend<DomainEvent> {
   };
 }
 
-export function eventStoreContract(name: string, open: () => Promise<EventStore>): void {
+export interface ContractOptions {
+  /**
+   * The adapter writes an event id once in the whole log, checking the expected revision
+   * first (SQLite, memory). EventStoreDB dedupes per stream and position, so it skips these.
+   */
+  logWideIds?: boolean;
+}
+
+export function eventStoreContract(name: string, open: () => Promise<EventStore>, options: ContractOptions = {}): void {
   describe(`event store contract: ${name}`, () => {
     const unique = () => `contract-${randomUUID().slice(0, 8)}`;
 
@@ -76,6 +84,53 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       await store.appendToStream(stream, [e]);
       expect(await store.readStream(stream)).toHaveLength(1);
       await store.close();
+    });
+
+    describe.runIf(options.logWideIds)('event ids are unique in the whole log', () => {
+      it('acknowledges a resend, whole or partly overlapping, and stores each event once', async () => {
+        const store = await open();
+        const stream = unique();
+        const [a, b, c] = ['a', 'b', 'c'].map(customerCreated);
+        const first = await store.appendToStream(stream, [a!, b!], { expectedRevision: 'no_stream' });
+        // A resend of the whole append: the stream's last revision and position, nothing written.
+        expect(await store.appendToStream(stream, [a!, b!])).toEqual(first);
+        const overlapping = await store.appendToStream(stream, [b!, c!], { expectedRevision: 1n });
+        expect(overlapping.nextExpectedRevision).toBe(2n);
+        expect(comparePositions(overlapping.position, first.position)).toBeGreaterThan(0);
+        expect((await store.readStream(stream)).map((e) => [e.id, e.revision])).toEqual([
+          [a!.id, 0n],
+          [b!.id, 1n],
+          [c!.id, 2n],
+        ]);
+        await store.close();
+      });
+
+      it('checks the expected revision before dropping duplicates', async () => {
+        const store = await open();
+        const stream = unique();
+        const a = customerCreated('a');
+        await store.appendToStream(stream, [a], { expectedRevision: 'no_stream' });
+        await expect(store.appendToStream(stream, [a], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+        expect(await store.readStream(stream)).toHaveLength(1);
+        await store.close();
+      });
+
+      it('does not write an id stored in another stream, nor one repeated in the same append', async () => {
+        const store = await open();
+        const [one, two] = [unique(), unique()];
+        const a = customerCreated('a');
+        await store.appendToStream(one, [a]);
+        // Only duplicates, to a stream without events: it still has none.
+        const none = await store.appendToStream(two, [a]);
+        expect(none.nextExpectedRevision).toBe(-1n);
+        expect(await store.readStream(two)).toEqual([]);
+        const d = customerCreated('d');
+        const written = await store.appendToStream(two, [a, d, d], { expectedRevision: 'no_stream' });
+        expect(written.nextExpectedRevision).toBe(0n);
+        expect((await store.readStream(two)).map((e) => e.id)).toEqual([d.id]);
+        expect((await store.readStream(one)).map((e) => e.id)).toEqual([a.id]);
+        await store.close();
+      });
     });
 
     it('reads a missing stream as empty, and backwards with a limit', async () => {

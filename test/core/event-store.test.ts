@@ -18,7 +18,7 @@ const dir = mkdtempSync(join(tmpdir(), 'fleet-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // One file for the whole suite: the contract uses unique stream names, as on a shared server.
-eventStoreContract('sqlite', async () => new SqliteEventStore(join(dir, 'events.sqlite')));
+eventStoreContract('sqlite', async () => new SqliteEventStore(join(dir, 'events.sqlite')), { logWideIds: true });
 
 const esdbUrl = process.env.FLEET_ESDB_URL;
 // The EventStoreDB run happens when a server is configured (README: "Running on EventStoreDB").
