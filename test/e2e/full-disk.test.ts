@@ -43,23 +43,12 @@ function whyNotRunnable(): string | null {
 const skipReason = whyNotRunnable();
 if (skipReason) console.warn(skipReason);
 
-const mountPoint = mkdtempSync(join(tmpdir(), 'fleet-full-disk-'));
-const dataDir = join(mountPoint, 'data');
-const filler = join(mountPoint, 'filler');
+// Set up in the suite's beforeAll, so a skipped run creates nothing.
+let mountPoint = '';
+let dataDir = '';
+let filler = '';
 let mounted = false;
 let server: PlatformProcess | null = null;
-
-beforeAll(() => {
-  if (skipReason) return;
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_MB}m`, 'tmpfs', mountPoint], { stdio: 'pipe' });
-  mounted = true;
-});
-
-afterAll(async () => {
-  await server?.stop('SIGKILL');
-  if (mounted) spawnSync('umount', ['-l', mountPoint]);
-  rmSync(mountPoint, { recursive: true, force: true });
-});
 
 /** Takes all but `leaveMb` of the filesystem's free space (real pages: tmpfs allocates what is written). */
 function fill(leaveMb: number): void {
@@ -82,6 +71,21 @@ interface Readiness {
 }
 
 describe.skipIf(skipReason !== null)('a full disk', () => {
+  beforeAll(() => {
+    mountPoint = mkdtempSync(join(tmpdir(), 'fleet-full-disk-'));
+    dataDir = join(mountPoint, 'data');
+    filler = join(mountPoint, 'filler');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_MB}m`, 'tmpfs', mountPoint], { stdio: 'pipe' });
+    mounted = true;
+  });
+
+  // Unmounted even when a test failed (lazily: a process that is still dying may hold a file).
+  afterAll(async () => {
+    await server?.stop('SIGKILL');
+    if (mounted) spawnSync('umount', ['-l', mountPoint]);
+    if (mountPoint) rmSync(mountPoint, { recursive: true, force: true });
+  });
+
   it('makes a SQLite store reject appends with SQLITE_FULL, keeping what it committed, until there is room', async () => {
     const dir = join(mountPoint, 'store');
     mkdirSync(dir);
