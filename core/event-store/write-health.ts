@@ -153,12 +153,13 @@ export class StoreWriteHealth {
       this.failuresWhileUnwritable = Object.values(this.failuresByCode()).reduce((a, b) => a + b, 0);
       this.o.log.warn(
         { code: latest.code },
-        `event store cannot write (${latest.code}): /readyz answers 503 until a write succeeds${this.o.probe ? `; probing every ${this.probeIntervalMs / 1000} s` : ''}`,
+        `event store cannot write (${latest.code}): /readyz answers 503 until a write succeeds${this.o.probe ? `; probing once no append has answered for ${this.probeIntervalMs / 1000} s` : ''}`,
       );
     } else if (!this.writable) {
       const failed = Object.values(this.failuresByCode()).reduce((a, b) => a + b, 0) - this.failuresWhileUnwritable;
       const seconds = ((latest.at - (this.since ?? latest.at)) / 1000).toFixed(1);
-      this.o.log.info(
+      // At the level of the line that said it could not, so whoever saw that one sees this one.
+      this.o.log.warn(
         { code: this.code, unwritableS: Number(seconds), failedMeanwhile: failed },
         `event store writes again after ${seconds} s (${this.code}; ${failed.toLocaleString('en-US')} more appends failed meanwhile): /readyz is ready again`,
       );

@@ -55,7 +55,7 @@ describe('StoreWriteHealth', () => {
       }
     }
     // The turn to unwritable is said at once; the failures themselves wait for the interval's line.
-    expect(messages()).toEqual(['event store cannot write (SQLITE_FULL): /readyz answers 503 until a write succeeds; probing every 2 s']);
+    expect(messages()).toEqual(['event store cannot write (SQLITE_FULL): /readyz answers 503 until a write succeeds; probing once no append has answered for 2 s']);
     clock.set(1_000_000 + 10_000);
     health.tick();
     expect(messages().slice(1)).toEqual(['store appends failing: 1,234 in the last 10 s: SQLITE_FULL']);
