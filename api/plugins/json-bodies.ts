@@ -4,8 +4,11 @@
  * merge-patches. Everything else, text/plain included (Fastify would hand it
  * over as a string), is a 415 naming what is accepted. Routes with a format of
  * their own (the OAuth token endpoint's form) add a parser in their scope.
+ * A route whose body schema is `Type.Optional(...)` takes no body, an empty
+ * JSON body or `{}` alike: each is validated (and defaulted) as `{}`.
  */
-import type { FastifyBodyParser, FastifyInstance, FastifyRequest } from 'fastify';
+import { OptionalKind } from '@sinclair/typebox';
+import type { FastifyBodyParser, FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { ApiError } from '../problem.js';
 
 const JSON_TYPE = 'application/json';
@@ -34,10 +37,17 @@ export function unsupportedMediaType(request: FastifyRequest): ApiError {
   return new ApiError(415, 'unsupported_media_type', `${what}: send ${accepted}.`);
 }
 
+/** Whether a route's body may be left out: its schema is wrapped in TypeBox's Type.Optional (the OpenAPI document marks it not required). */
+export function bodyIsOptional(schema: RouteOptions['schema'] | undefined): boolean {
+  return (schema?.body as { [OptionalKind]?: string } | undefined)?.[OptionalKind] === 'Optional';
+}
+
 export function registerJsonBodies(app: FastifyInstance): void {
   // Fastify's own parser refuses prototype keys with the same error as broken JSON: it is kept, and the refusal explained.
   const strict = app.getDefaultJsonParser('error', 'error') as (request: FastifyRequest, body: string, done: Done) => void;
   const parseJson: FastifyBodyParser<string> = (request, body, done) => {
+    // Fastify's parser refuses an empty JSON body; where the body is optional, clients (curl -d '') mean "none".
+    if (body.length === 0 && bodyIsOptional(request.routeOptions.schema)) return done(null, undefined);
     if (nestsDeeperThan(body, MAX_BODY_DEPTH)) return done(tooDeep());
     strict(request, body, (err, value) => {
       const pointer = err && (err as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? prototypeKey(body) : null;
@@ -52,6 +62,17 @@ export function registerJsonBodies(app: FastifyInstance): void {
     if (request.method !== 'PATCH') return done(unsupportedMediaType(request), undefined);
     parseJson(request, body as string, done);
   });
+
+  // Ajv sees no body as `undefined`, which no object schema accepts ("/body: must be object"): it is validated as {}.
+  app.addHook('onRoute', (route) => {
+    if (!bodyIsOptional(route.schema)) return;
+    const own = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+    route.preValidation = [defaultToEmptyObject, ...own];
+  });
+}
+
+async function defaultToEmptyObject(request: FastifyRequest): Promise<void> {
+  request.body ??= {};
 }
 
 function tooDeep(): ApiError {

@@ -142,12 +142,9 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: ApiContext): Pro
         summary: 'Rotate the signing secret (the new one is shown once; the old one signs too during the grace period)',
         operationId: 'rotateWebhookSecret',
         params: WebhookParams,
+        // Optional: none sent is validated (and defaulted) as {} (api/plugins/json-bodies.ts).
         body: Type.Optional(RotateWebhookSecretBody),
         response: { 200: RotatedWebhookSecret },
-      },
-      // The body is optional: none sent is validated (and defaulted) as {}.
-      preValidation: async (request) => {
-        request.body ??= {};
       },
     },
     async (request, reply) => {

@@ -42,9 +42,9 @@ export const DeliveryDetail = Type.Composite([Delivery, Type.Object({ attempt_lo
 export const DeliveryList = Type.Object({ data: Type.Array(Delivery), pagination: Pagination });
 export const ListDeliveriesQuery = Type.Object({ limit: Limit(200), cursor: Type.Optional(Type.String({ maxLength: 512 })) }, { additionalProperties: false });
 
-export const TestDeliveryBody = Type.Object(
-  { event: Type.Optional(Kind) },
-  { additionalProperties: false, description: 'The kind of sample to send (default position.updated)' },
+/** Optional as a whole: no body, an empty one and {} all send the default sample (api/plugins/json-bodies.ts). */
+export const TestDeliveryBody = Type.Optional(
+  Type.Object({ event: Type.Optional(Kind) }, { additionalProperties: false, description: 'The kind of sample to send (default position.updated)' }),
 );
 export const TestDeliveryResult = Type.Object({
   delivered: Type.Boolean({ description: 'A 2xx within 10 s' }),
