@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ApiContext } from '../context.js';
+import { commaList, parseKindList } from '../list-filters.js';
 import { authOf } from '../plugins/auth.js';
 import { ListCursor, sequenceKey, timeAndIdKey } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
@@ -23,32 +24,6 @@ import { parseTime } from '../time.js';
 const eventCursors = new ListCursor('events', timeAndIdKey);
 const feedCursors = new ListCursor('feed', sequenceKey);
 
-/** Distinct, sorted: the same filter always hashes to the same cursor. */
-function list(raw: string | undefined): string[] | null {
-  return raw === undefined ? null : [...new Set(raw.split(',').map((s) => s.trim()).filter(Boolean))].sort();
-}
-
-function badKind(part: string): ApiError {
-  return new ApiError(400, 'validation_failed', `kind "${part}" is neither a known kind nor a prefix.* of one (e.g. alarm.*).`, [
-    { pointer: '/query/kind', message: `unknown kind ${part}` },
-  ]);
-}
-
-/** Exact kinds and `prefix.*`, expanded to the exact kinds they match. */
-export function parseKinds(raw: string | undefined): string[] | null {
-  const parts = list(raw);
-  if (!parts) return null;
-  if (parts.length === 0) throw badKind('');
-  const kinds = new Set<string>();
-  for (const part of parts) {
-    const prefix = part === '*' ? '' : part.endsWith('.*') ? part.slice(0, -1) : null;
-    const matched = prefix === null ? RAISED_KINDS.filter((k) => k === part) : RAISED_KINDS.filter((k) => k.startsWith(prefix));
-    if (matched.length === 0) throw badKind(part);
-    for (const k of matched) kinds.add(k);
-  }
-  return [...kinds].sort();
-}
-
 export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const db = ctx.readModelDb;
@@ -68,10 +43,10 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         throw new ApiError(400, 'validation_failed', 'to must be after from', [{ pointer: '/query/to', message: 'must be after from' }]);
       }
       const filters = {
-        device_id: list(q.device_id),
-        driver_id: list(q.driver_id),
-        kind: parseKinds(q.kind),
-        severity: list(q.severity),
+        device_id: commaList(q.device_id),
+        driver_id: commaList(q.driver_id),
+        kind: parseKindList(q.kind, RAISED_KINDS, '/query/kind'),
+        severity: commaList(q.severity),
         from,
         to,
         order: q.order,

@@ -3,13 +3,16 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { requestRedelivery, requestReplay } from '../../core/commands/webhook-delivery.js';
 import type { WebhookDeliveryAccess } from '../../projections/webhooks/index.js';
+import { EVENT_KINDS } from '../../core/alarms.js';
 import type { ApiContext } from '../context.js';
+import { parseEnumList, parseKindList } from '../list-filters.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { webhookById } from '../queries/webhooks.js';
 import { problemResponse } from '../schemas/error-responses.js';
 import {
+  DELIVERY_STATES,
   DeliveryDetail,
   DeliveryList,
   DeliveryParams,
@@ -51,6 +54,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: ApiContex
       schema: {
         tags: ['Webhooks'],
         summary: "List an endpoint's deliveries, newest first (kept 30 days)",
+        description: 'Filter with `state` (failed: the ones to look at) and `event` (exact kinds and prefix.*), each a comma list.',
         operationId: 'listWebhookDeliveries',
         params: WebhookIdParams,
         querystring: ListDeliveriesQuery,
@@ -59,11 +63,15 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, ctx: ApiContex
     },
     async (request) => {
       const auth = authOf(request);
+      const q = request.query;
+      const states = parseEnumList(q.state, DELIVERY_STATES, '/query/state');
+      const kinds = parseKindList(q.event, EVENT_KINDS, '/query/event');
       const delivery = await deliveryFor(auth.customerId, request.params.id);
-      const cursor = cursors.for({});
-      const before = cursor.decode(request.query.cursor);
-      const rows = delivery.reads.deliveries(auth.customerId, request.params.id, before, request.query.limit + 1);
-      const page = cursor.page(rows, request.query.limit, (d) => d.delivery_id);
+      // Unfiltered, the hash is that of {} as before the filters existed: cursors handed out then stay valid.
+      const cursor = cursors.for({ ...(states && { state: states }), ...(kinds && { event: kinds }) });
+      const before = cursor.decode(q.cursor);
+      const rows = delivery.reads.deliveries(auth.customerId, request.params.id, before, q.limit + 1, { states, kinds });
+      const page = cursor.page(rows, q.limit, (d) => d.delivery_id);
       return { data: page.data.map(deliveryBody), pagination: page.pagination };
     },
   );

@@ -8,6 +8,9 @@ export const WebhookIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) 
 export const DeliveryParams = Type.Object({ id: Type.String({ maxLength: 64 }), delivery_id: Type.String({ maxLength: 64 }) });
 export const ReplayParams = Type.Object({ id: Type.String({ maxLength: 64 }), replay_id: Type.String({ maxLength: 64 }) });
 
+/** The states a delivery can be in (the `state` filter of the list takes the same). */
+export const DELIVERY_STATES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
+
 const Kind = Type.Unsafe<string>({ type: 'string', enum: [...EVENT_KINDS] });
 
 export const Delivery = Type.Object({
@@ -16,7 +19,7 @@ export const Delivery = Type.Object({
   event: Kind,
   event_id: Type.String({ description: 'The X-Service-Event-Id header; the id GET /v1/events shows' }),
   device_id: Type.String(),
-  state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('cancelled')], {
+  state: Type.Union(DELIVERY_STATES.map((s) => Type.Literal(s)), {
     description: 'pending (waiting for its first attempt or a retry), delivered (a 2xx), failed (retries exhausted, or 410), cancelled (endpoint deleted)',
   }),
   attempts: Type.Integer({ description: 'Attempts made so far' }),
@@ -40,7 +43,15 @@ export const Attempt = Type.Object({
 
 export const DeliveryDetail = Type.Composite([Delivery, Type.Object({ attempt_log: Type.Array(Attempt) })]);
 export const DeliveryList = Type.Object({ data: Type.Array(Delivery), pagination: Pagination });
-export const ListDeliveriesQuery = Type.Object({ limit: Limit(200), cursor: Type.Optional(Type.String({ maxLength: 512 })) }, { additionalProperties: false });
+export const ListDeliveriesQuery = Type.Object(
+  {
+    state: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: `comma-separated states: ${DELIVERY_STATES.join(', ')}` })),
+    event: Type.Optional(Type.String({ minLength: 1, maxLength: 1_000, description: 'comma-separated kinds and prefix.* (device.*, alarm.*)' })),
+    limit: Limit(200),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  },
+  { additionalProperties: false },
+);
 
 /** Optional as a whole: no body, an empty one and {} all send the default sample (api/plugins/json-bodies.ts). */
 export const TestDeliveryBody = Type.Optional(

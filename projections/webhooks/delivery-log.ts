@@ -70,11 +70,19 @@ export interface WebhookDeliveryAccess {
   readonly reads: DeliveryLog;
 }
 
+/** Which deliveries a page keeps: states and kinds (exact kinds, already expanded from patterns); absent or null is any. */
+export interface DeliveryFilter {
+  states?: readonly DeliveryRecord['state'][] | null;
+  kinds?: readonly string[] | null;
+}
+
 export class DeliveryLog {
   private readonly q;
+  /** Filtered pages' statements, by SQL text: a few hundred shapes at most (sets of states, by how many kinds). */
+  private readonly filtered = new Map<string, Database.Statement>();
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly box: SecretBox,
     private readonly allowPrivate: boolean,
     private readonly clock: Clock,
@@ -100,10 +108,20 @@ export class DeliveryLog {
     };
   }
 
-  /** Newest first; `before` is the delivery id the previous page ended with. */
-  deliveries(customerId: string, webhookId: string, before: string | null, limit: number): DeliveryRecord[] {
+  /**
+   * Newest first; `before` is the delivery id the previous page ended with.
+   * `filter` keeps only some states and kinds (null: any).
+   */
+  deliveries(customerId: string, webhookId: string, before: string | null, limit: number, filter: DeliveryFilter = {}): DeliveryRecord[] {
     const beforeSeq = before === null ? Number.MAX_SAFE_INTEGER : ((this.q.seqOf.get(before, webhookId, customerId) as number | undefined) ?? 0);
-    return this.q.page.all(webhookId, customerId, beforeSeq, limit) as DeliveryRecord[];
+    const states = filter.states ?? null;
+    const kinds = filter.kinds ?? null;
+    if (states === null && kinds === null) return this.q.page.all(webhookId, customerId, beforeSeq, limit) as DeliveryRecord[];
+    if (states?.length === 0 || kinds?.length === 0) return [];
+    const plan = filteredPage(states, kinds);
+    let statement = this.filtered.get(plan.sql);
+    if (!statement) this.filtered.set(plan.sql, (statement = this.db.prepare(plan.sql)));
+    return statement.all({ webhookId, customerId, beforeSeq, limit, ...plan.params }) as DeliveryRecord[];
   }
 
   delivery(customerId: string, webhookId: string, deliveryId: string): DeliveryWithAttempts | null {
@@ -172,6 +190,41 @@ export class DeliveryLog {
       agents.destroy();
     }
   }
+}
+
+const COLUMNS = `delivery_id, webhook_id, event_id, kind, device_id, state, attempts, created_at, next_attempt_at, last_attempt_at,
+                last_status, last_error, last_latency_ms, replay_id`;
+const STATES: ReadonlySet<string> = new Set(['pending', 'delivered', 'failed', 'cancelled']);
+
+/**
+ * The SQL of a filtered page. An index gives rows in seq order only for one
+ * value of its column, so a page over several values is the merge of one
+ * branch per value, each reading at most `limit` rows in index order:
+ * - only failed ones: the partial index wh_failed, which holds just those;
+ * - else with kinds: one branch per kind on wh_by_kind (no other state is
+ *   rare enough for an index to pay for its upkeep), states checked per row;
+ * - else (states only): one branch per state on wh_by_endpoint.
+ * States are literals (a fixed set, checked here) so SQLite can use the partial index.
+ */
+function filteredPage(states: readonly string[] | null, kinds: readonly string[] | null): { sql: string; params: Record<string, string> } {
+  for (const s of states ?? []) if (!STATES.has(s)) throw new Error(`unknown delivery state ${s}`);
+  const stateIn = states === null ? '' : ` AND state IN (${states.map((s) => `'${s}'`).join(', ')})`;
+  const base = `SELECT seq, ${COLUMNS} FROM wh_deliveries WHERE webhook_id = @webhookId AND customer_id = @customerId AND seq < @beforeSeq`;
+  const page = `ORDER BY seq DESC LIMIT ${boundLimit('@limit')}`;
+  const params: Record<string, string> = {};
+  let branches: string[];
+  if (kinds !== null && !(states?.length === 1 && states[0] === 'failed')) {
+    branches = kinds.map((k, i) => {
+      params[`kind${i}`] = k;
+      return `${base} AND kind = @kind${i}${stateIn}`;
+    });
+  } else {
+    if (kinds !== null) params.kinds = JSON.stringify(kinds);
+    const kindIn = kinds === null ? '' : ' AND kind IN (SELECT value FROM json_each(@kinds))';
+    branches = states!.map((s) => `${base} AND state = '${s}'${kindIn}`);
+  }
+  const merged = branches.length === 1 ? branches[0] : branches.map((b) => `SELECT * FROM (${b} ${page})`).join(' UNION ALL ');
+  return { sql: `SELECT ${COLUMNS} FROM (${merged} ${page})`, params };
 }
 
 interface ReplayRow {
