@@ -3,15 +3,18 @@
  * clients (secrets shown once, only their SHA-256 stored) and OAuth tokens.
  * Whether a key or client exists is read through `CredentialLookup` (the
  * API's credential read model): the tenant stream is long, and these facts
- * are already indexed there.
+ * are already indexed there. The lookup's answer comes into each decision as
+ * a fact, and so do the secrets' digests, drawn before it.
  */
 import type { Clock } from '../clock.js';
 import { API_KEY_PREFIX, OAUTH_CLIENT_SECRET_PREFIX, OAUTH_TOKEN_PREFIX, generateSecret, sha256Hex } from '../credentials.js';
-import type { ApiKeyCreated, OAuthClientCreated, Scope } from '../events.js';
+import type { ApiKeyCreated, OAuthClientCreated, OAuthTokenIssued, Scope } from '../events.js';
 import type { EventStore, LogPosition } from '../event-store/port.js';
 import { newId, randomUuid } from '../ids.js';
 import { streams } from '../streams.js';
+import { type NewEvent, handle } from './handler.js';
 import { CommandRejected } from './rejection.js';
+import { type TenantState, tenantStream } from './tenant.js';
 
 export interface CredentialLookup {
   apiKey(customerId: string, keyId: string): { revoked_at: number | null } | null;
@@ -26,30 +29,50 @@ export function newApiKeyEvent(customerId: string, name: string, scopes: Scope[]
   return { secret, keyId, event: { id: randomUuid(), type: 'ApiKeyCreated' as const, data } };
 }
 
+/** Appends to the tenant stream whatever `decide` says, the customer's existence aside (keys are checked by the lookup). */
+function onTenant(store: EventStore, customerId: string, decide: (state: TenantState) => NewEvent[]) {
+  return handle(store, { stream: streams.tenant(customerId), aggregate: tenantStream, decide });
+}
+
+export function decideCreateApiKey(_state: TenantState, key: ApiKeyCreated['data']): NewEvent[] {
+  return [{ type: 'ApiKeyCreated', data: key }];
+}
+
 export async function createApiKey(
   store: EventStore,
   clock: Clock,
   input: { customer_id: string; name: string; scopes: Scope[] },
 ): Promise<{ key_id: string; secret: string; position: LogPosition }> {
   const key = newApiKeyEvent(input.customer_id, input.name, input.scopes, clock.now());
-  const result = await store.appendToStream(streams.tenant(input.customer_id), [key.event]);
-  return { key_id: key.keyId, secret: key.secret, position: result.position };
+  const { position } = await onTenant(store, input.customer_id, (state) => decideCreateApiKey(state, key.event.data));
+  return { key_id: key.keyId, secret: key.secret, position: position! };
 }
 
-/** Revokes a key; revoking a revoked key changes nothing and returns null. */
+/** Revoking a revoked key changes nothing. */
+export function decideRevokeApiKey(
+  _state: TenantState,
+  command: { customer_id: string; key_id: string; key: { revoked_at: number | null } | null },
+  now: number,
+): NewEvent[] {
+  if (!command.key) throw new CommandRejected('not_found', 'not_found', `API key ${command.key_id} does not exist`);
+  if (command.key.revoked_at !== null) return [];
+  return [{ type: 'ApiKeyRevoked', data: { customer_id: command.customer_id, key_id: command.key_id, revoked_at: now } }];
+}
+
+/** Revokes a key; revoking a revoked key returns null. */
 export async function revokeApiKey(
   store: EventStore,
   clock: Clock,
   keys: CredentialLookup,
   input: { customer_id: string; key_id: string },
 ): Promise<LogPosition | null> {
-  const key = keys.apiKey(input.customer_id, input.key_id);
-  if (!key) throw new CommandRejected('not_found', 'not_found', `API key ${input.key_id} does not exist`);
-  if (key.revoked_at !== null) return null;
-  const result = await store.appendToStream(streams.tenant(input.customer_id), [
-    { id: randomUuid(), type: 'ApiKeyRevoked', data: { customer_id: input.customer_id, key_id: input.key_id, revoked_at: clock.now() } },
-  ]);
-  return result.position;
+  const command = { ...input, key: keys.apiKey(input.customer_id, input.key_id) };
+  const now = clock.now();
+  return (await onTenant(store, input.customer_id, (state) => decideRevokeApiKey(state, command, now))).position;
+}
+
+export function decideCreateOAuthClient(_state: TenantState, client: OAuthClientCreated['data']): NewEvent[] {
+  return [{ type: 'OAuthClientCreated', data: client }];
 }
 
 export async function createOAuthClient(
@@ -67,25 +90,42 @@ export async function createOAuthClient(
     secret_sha256: sha256Hex(secret),
     created_at: now,
   };
-  const result = await store.appendToStream(streams.tenant(input.customer_id), [{ id: randomUuid(), type: 'OAuthClientCreated', data: client }]);
-  return { client, client_secret: secret, position: result.position };
+  const { position } = await onTenant(store, input.customer_id, (state) => decideCreateOAuthClient(state, client));
+  return { client, client_secret: secret, position: position! };
 }
 
-/** Deletes a client; its tokens stop working with it. Another tenant's or a deleted client is not found. */
+/** Another tenant's or a deleted client is not found. */
+export function decideDeleteOAuthClient(
+  _state: TenantState,
+  command: { customer_id: string; client_id: string; client: { customer_id: string; deleted_at: number | null } | null },
+  now: number,
+): NewEvent[] {
+  const { client } = command;
+  if (!client || client.customer_id !== command.customer_id || client.deleted_at !== null) {
+    throw new CommandRejected('not_found', 'not_found', `OAuth client ${command.client_id} does not exist`);
+  }
+  return [{ type: 'OAuthClientDeleted', data: { customer_id: command.customer_id, client_id: command.client_id, deleted_at: now } }];
+}
+
+/** Deletes a client; its tokens stop working with it. */
 export async function deleteOAuthClient(
   store: EventStore,
   clock: Clock,
   clients: CredentialLookup,
   input: { customer_id: string; client_id: string },
 ): Promise<LogPosition> {
-  const client = clients.oauthClient(input.client_id);
-  if (!client || client.customer_id !== input.customer_id || client.deleted_at !== null) {
-    throw new CommandRejected('not_found', 'not_found', `OAuth client ${input.client_id} does not exist`);
-  }
-  const result = await store.appendToStream(streams.tenant(input.customer_id), [
-    { id: randomUuid(), type: 'OAuthClientDeleted', data: { customer_id: input.customer_id, client_id: input.client_id, deleted_at: clock.now() } },
-  ]);
-  return result.position;
+  const command = { ...input, client: clients.oauthClient(input.client_id) };
+  const now = clock.now();
+  return (await onTenant(store, input.customer_id, (state) => decideDeleteOAuthClient(state, command, now))).position!;
+}
+
+export function decideIssueOAuthToken(
+  _state: TenantState,
+  command: Omit<OAuthTokenIssued['data'], 'issued_at' | 'expires_at'> & { ttl_s: number },
+  now: number,
+): NewEvent[] {
+  const { ttl_s, ...token } = command;
+  return [{ type: 'OAuthTokenIssued', data: { ...token, issued_at: now, expires_at: now + ttl_s * 1000 } }];
 }
 
 /**
@@ -100,19 +140,7 @@ export async function issueOAuthToken(
 ): Promise<{ token: string; position: LogPosition }> {
   const now = clock.now();
   const token = generateSecret(OAUTH_TOKEN_PREFIX);
-  const result = await store.appendToStream(streams.tenant(input.customer_id), [
-    {
-      id: randomUuid(),
-      type: 'OAuthTokenIssued',
-      data: {
-        customer_id: input.customer_id,
-        client_id: input.client_id,
-        token_sha256: sha256Hex(token),
-        scopes: input.scopes,
-        issued_at: now,
-        expires_at: now + input.ttl_s * 1000,
-      },
-    },
-  ]);
-  return { token, position: result.position };
+  const command = { customer_id: input.customer_id, client_id: input.client_id, token_sha256: sha256Hex(token), scopes: input.scopes, ttl_s: input.ttl_s };
+  const { position } = await onTenant(store, input.customer_id, (state) => decideIssueOAuthToken(state, command, now));
+  return { token, position: position! };
 }

@@ -1,12 +1,13 @@
 /** Device commands: register a unit (claiming its IMEI and terminal number) and edit it. */
 import type { Clock } from '../clock.js';
 import type { DeviceClaim, DeviceProtocol, DeviceRegistered, DeviceUpdated } from '../events.js';
-import type { EventStore, LogPosition, RecordedEvent } from '../event-store/port.js';
-import { newId, randomUuid } from '../ids.js';
+import type { EventStore, LogPosition } from '../event-store/port.js';
+import { newId } from '../ids.js';
 import { isValidImei, normalizeTerminalId } from '../imei.js';
 import { streams } from '../streams.js';
-import { releaseClaim, takeClaim, type Claim } from './claims.js';
+import { type Claim, releaseClaim, takeClaim } from './claims.js';
 import { requireDriver } from './drivers.js';
+import { type Aggregate, type NewEvent, handle, load } from './handler.js';
 import { CommandRejected } from './rejection.js';
 
 export interface RegisterDeviceInput {
@@ -28,15 +29,42 @@ export interface Registered {
   position: LogPosition;
 }
 
+export type DeviceChanges = DeviceUpdated['data']['changes'];
+
+/** What commands need of a device: its owner and editable fields (connectivity events on its stream change neither). */
+export type DeviceState = { customer_id: string; fields: Required<DeviceChanges> } | null;
+
+export const deviceStream: Aggregate<DeviceState> = {
+  initial: null,
+  evolve(state, event) {
+    if (event.type === 'DeviceRegistered') {
+      const d = event.data;
+      return { customer_id: d.customer_id, fields: { name: d.name, group_id: d.group_id, driver_id: d.driver_id, speed_limit_kmh: d.speed_limit_kmh ?? null } };
+    }
+    if (event.type === 'DeviceUpdated' && state) return { ...state, fields: { ...state.fields, ...event.data.changes } };
+    return state;
+  },
+};
+
+/** Refused before anything is claimed. */
+export function checkRegistration(input: RegisterDeviceInput): void {
+  if (!isValidImei(input.imei)) {
+    throw new CommandRejected('invalid', 'validation_failed', 'imei must be 15 digits with a valid Luhn check digit.', '/imei');
+  }
+}
+
+export function decideRegisterDevice(state: DeviceState, registered: DeviceRegistered['data']): NewEvent[] {
+  if (state) throw new CommandRejected('conflict', 'already_exists', `device ${registered.device_id} already exists`);
+  return [{ type: 'DeviceRegistered', data: registered }];
+}
+
 /**
  * Registers a device: all or nothing. The IMEI is claimed, then the terminal
  * number; if the terminal is taken the IMEI is released before the refusal,
  * and the device exists only once both claims are held.
  */
 export async function registerDevice(store: EventStore, clock: Clock, input: RegisterDeviceInput): Promise<Registered> {
-  if (!isValidImei(input.imei)) {
-    throw new CommandRejected('invalid', 'validation_failed', 'imei must be 15 digits with a valid Luhn check digit.', '/imei');
-  }
+  checkRegistration(input);
   if (input.driver_id) await requireDriver(store, input.customer_id, input.driver_id, '/driver_id');
   const now = clock.now();
   const deviceId = newId('dev', now);
@@ -51,26 +79,14 @@ export async function registerDevice(store: EventStore, clock: Clock, input: Reg
     claimed_at: now,
   };
 
-  const imeiClaim = await takeClaim(store, clock, {
-    stream: streams.imei(input.imei),
-    event: { id: randomUuid(), type: 'ImeiClaimed', data: claim },
-    ownerOf: deviceClaimOwner,
-  });
+  const imeiClaim = await takeClaim(store, clock, { stream: streams.imei(input.imei), event: { type: 'ImeiClaimed', data: claim } });
   if (!imeiClaim) throw new CommandRejected('conflict', 'imei_taken', 'This IMEI is already registered.', '/imei');
 
   let terminalClaim: Claim | null = null;
   if (terminalId) {
-    terminalClaim = await takeClaim(store, clock, {
-      stream: streams.terminal(terminalId),
-      event: { id: randomUuid(), type: 'TerminalClaimed', data: claim },
-      ownerOf: deviceClaimOwner,
-    });
+    terminalClaim = await takeClaim(store, clock, { stream: streams.terminal(terminalId), event: { type: 'TerminalClaimed', data: claim } });
     if (!terminalClaim) {
-      await releaseClaim(store, imeiClaim, {
-        id: randomUuid(),
-        type: 'ImeiReleased',
-        data: { device_id: deviceId, imei: input.imei, released_at: clock.now() },
-      });
+      await releaseClaim(store, imeiClaim, { type: 'ImeiReleased', data: { device_id: deviceId, imei: input.imei, released_at: clock.now() } });
       throw new CommandRejected('conflict', 'terminal_taken', `terminal_id ${terminalId} is already registered.`, '/terminal_id');
     }
   }
@@ -88,66 +104,43 @@ export async function registerDevice(store: EventStore, clock: Clock, input: Reg
     protocol: input.protocol ?? null,
     created_at: now,
   };
-  const result = await store.appendToStream(streams.device(deviceId), [{ id: randomUuid(), type: 'DeviceRegistered', data: registered }], {
-    expectedRevision: 'no_stream',
-  });
-  return { device_id: deviceId, position: result.position };
+  const { position } = await handle(store, { stream: streams.device(deviceId), aggregate: deviceStream, decide: (state) => decideRegisterDevice(state, registered) });
+  return { device_id: deviceId, position: position! };
 }
 
-/** The device a live IMEI or terminal claim names; releases and other events hold nothing. */
-function deviceClaimOwner(event: RecordedEvent): { ownerStream: string; claimedAt: number } | null {
-  if (event.type !== 'ImeiClaimed' && event.type !== 'TerminalClaimed') return null;
-  return { ownerStream: streams.device(event.data.device_id), claimedAt: event.data.claimed_at };
-}
-
-export type DeviceChanges = DeviceUpdated['data']['changes'];
-
-/** The editable fields of a device as its own stream says they are now. */
-interface DeviceState {
-  revision: bigint;
-  fields: Required<DeviceChanges>;
-}
-
-async function loadDevice(store: EventStore, customerId: string, deviceId: string): Promise<DeviceState> {
-  let state: DeviceState | null = null;
-  for (const event of await store.readStream(streams.device(deviceId))) {
-    if (event.type === 'DeviceRegistered') {
-      if (event.data.customer_id !== customerId) break; // another tenant's device is as unknown as a made-up id
-      const d = event.data;
-      state = { revision: event.revision, fields: { name: d.name, group_id: d.group_id, driver_id: d.driver_id, speed_limit_kmh: d.speed_limit_kmh ?? null } };
-    } else if (state) {
-      state.revision = event.revision;
-      if (event.type === 'DeviceUpdated') Object.assign(state.fields, event.data.changes);
-    }
-  }
-  if (!state) throw new CommandRejected('not_found', 'not_found', `No device ${deviceId}.`);
+/** Another tenant's device is as unknown as a made-up id. */
+export function checkDevice(state: DeviceState, customerId: string, deviceId: string): NonNullable<DeviceState> {
+  if (state?.customer_id !== customerId) throw new CommandRejected('not_found', 'not_found', `No device ${deviceId}.`);
   return state;
 }
 
+/** Only the fields that change are written; an edit that changes nothing writes nothing. */
+export function decideUpdateDevice(state: DeviceState, command: { customer_id: string; device_id: string; changes: DeviceChanges }, now: number): NewEvent[] {
+  const device = checkDevice(state, command.customer_id, command.device_id);
+  const changes: DeviceChanges = {};
+  for (const field of ['name', 'group_id', 'driver_id', 'speed_limit_kmh'] as const) {
+    const value = command.changes[field];
+    if (value !== undefined && value !== device.fields[field]) (changes as Record<string, unknown>)[field] = value;
+  }
+  if (Object.keys(changes).length === 0) return [];
+  return [{ type: 'DeviceUpdated', data: { device_id: command.device_id, customer_id: command.customer_id, changes, updated_at: now } }];
+}
+
 /**
- * Merge-patches a device (null clears). Only the fields that change are
- * written; an edit that changes nothing writes nothing and returns null.
+ * Merge-patches a device (null clears); returns null when nothing changed.
+ * The device is looked up before the driver it names, so an unknown device is
+ * not found whatever the driver.
  */
 export async function updateDevice(
   store: EventStore,
   clock: Clock,
   input: { customer_id: string; device_id: string; changes: DeviceChanges },
 ): Promise<LogPosition | null> {
-  const device = await loadDevice(store, input.customer_id, input.device_id);
+  const stream = streams.device(input.device_id);
+  const loaded = await load(store, stream, deviceStream);
+  checkDevice(loaded.state, input.customer_id, input.device_id);
   if (input.changes.driver_id) await requireDriver(store, input.customer_id, input.changes.driver_id, '/driver_id');
-  const changes: DeviceChanges = {};
-  for (const field of ['name', 'group_id', 'driver_id', 'speed_limit_kmh'] as const) {
-    const value = input.changes[field];
-    if (value !== undefined && value !== device.fields[field]) (changes as Record<string, unknown>)[field] = value;
-  }
-  if (Object.keys(changes).length === 0) return null;
-  // Connectivity events land on the same stream, so `any`: an edit never conflicts with a device coming online.
-  const result = await store.appendToStream(streams.device(input.device_id), [
-    {
-      id: randomUuid(),
-      type: 'DeviceUpdated',
-      data: { device_id: input.device_id, customer_id: input.customer_id, changes, updated_at: clock.now() },
-    },
-  ]);
-  return result.position;
+  const now = clock.now();
+  const { position } = await handle(store, { stream, aggregate: deviceStream, decide: (state) => decideUpdateDevice(state, input, now) }, { loaded });
+  return position;
 }

@@ -8,15 +8,26 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { SESSION_TOKEN_PREFIX, generateSecret, sha256Hex } from '../credentials.js';
 import type { CustomerUserCreated, SessionStarted } from '../events.js';
-import type { EventStore, EventToAppend, LogPosition, RecordedEvent } from '../event-store/port.js';
-import { newId, randomUuid } from '../ids.js';
+import type { EventStore, LogPosition } from '../event-store/port.js';
+import { newId } from '../ids.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, hashPassword, unknownUserHash, verifyPassword } from '../passwords.js';
 import { streams } from '../streams.js';
-import { takeClaim } from './claims.js';
+import { claimStream, takeClaim } from './claims.js';
+import { type Aggregate, type Loaded, type NewEvent, handle, load } from './handler.js';
 import { CommandRejected } from './rejection.js';
+import { checkCustomer, tenantStream } from './tenant.js';
 
 /** How long a panel session lasts from its login; there is no sliding renewal. */
 export const SESSION_TTL_MS = 12 * 3_600_000;
+
+/** A user's stream is its creation, then its sessions: commands need the creation only. */
+export type UserState = CustomerUserCreated['data'] | null;
+
+export const userStream: Aggregate<UserState> = {
+  initial: null,
+  evolve: (state, event) => (event.type === 'CustomerUserCreated' ? event.data : state),
+  reads: 'first',
+};
 
 /** Loose on purpose: the address is a login name here, not something we send mail to. */
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -26,7 +37,8 @@ export function normalizeEmail(raw: string): string {
   return raw.trim().toLowerCase();
 }
 
-function emailStream(email: string): string {
+/** The claim stream of an email, keyed by a digest of it (already lowercased). */
+export function emailStream(email: string): string {
   return streams.userEmail(createHash('sha256').update(email).digest('hex').slice(0, 32));
 }
 
@@ -41,11 +53,11 @@ export interface NewUserInput {
 export interface PreparedUser {
   user_id: string;
   email: string;
-  stream: string;
-  event: EventToAppend & { type: 'CustomerUserCreated'; data: CustomerUserCreated['data'] };
+  created: CustomerUserCreated['data'];
 }
 
-function validate(input: NewUserInput): string {
+/** Refused before the email is claimed. */
+export function checkNewUser(input: NewUserInput): string {
   const email = normalizeEmail(input.email);
   if (email.length > 254 || !EMAIL.test(email)) throw new CommandRejected('invalid', 'validation_failed', 'email must be an email address', '/email');
   if (input.name.trim() === '' || input.name.length > 200) throw new CommandRejected('invalid', 'validation_failed', 'name must be 1 to 200 characters', '/name');
@@ -56,21 +68,20 @@ function validate(input: NewUserInput): string {
 }
 
 /**
- * Validates, claims the email and hashes the password; the caller appends
- * `event` to `stream` last (createCustomer does so after the customer's own
+ * Validates, claims the email and hashes the password; the caller writes the
+ * user last (`writeUser`: createCustomer does so after the customer's own
  * events, so its first user and the customer appear together).
  */
 export async function prepareUser(store: EventStore, clock: Clock, input: NewUserInput): Promise<PreparedUser> {
-  const email = validate(input);
+  const email = checkNewUser(input);
   const now = clock.now();
   const userId = newId('usr', now);
   const claim = await takeClaim(store, clock, {
     stream: emailStream(email),
-    event: { id: randomUuid(), type: 'UserEmailClaimed', data: { user_id: userId, customer_id: input.customer_id, email, claimed_at: now } },
-    ownerOf: emailOwner,
+    event: { type: 'UserEmailClaimed', data: { user_id: userId, customer_id: input.customer_id, email, claimed_at: now } },
   });
   if (!claim) throw new CommandRejected('conflict', 'email_taken', `A user with the email ${email} already exists.`, '/email');
-  const data: CustomerUserCreated['data'] = {
+  const created: CustomerUserCreated['data'] = {
     user_id: userId,
     customer_id: input.customer_id,
     email,
@@ -78,29 +89,32 @@ export async function prepareUser(store: EventStore, clock: Clock, input: NewUse
     password_hash: await hashPassword(input.password),
     created_at: now,
   };
-  return { user_id: userId, email, stream: streams.user(userId), event: { id: randomUuid(), type: 'CustomerUserCreated', data } };
+  return { user_id: userId, email, created };
+}
+
+export function decideCreateUser(state: UserState, created: CustomerUserCreated['data']): NewEvent[] {
+  if (state) throw new CommandRejected('conflict', 'already_exists', `user ${created.user_id} already exists`);
+  return [{ type: 'CustomerUserCreated', data: created }];
+}
+
+export async function writeUser(store: EventStore, user: PreparedUser): Promise<LogPosition> {
+  const { position } = await handle(store, { stream: streams.user(user.user_id), aggregate: userStream, decide: (state) => decideCreateUser(state, user.created) });
+  return position!;
 }
 
 /** Adds a user to an existing customer; an unknown customer is not found. */
 export async function createUser(store: EventStore, clock: Clock, input: NewUserInput): Promise<{ user_id: string; email: string; position: LogPosition }> {
-  const [first] = await store.readStream(streams.tenant(input.customer_id), { maxCount: 1 });
-  if (first?.type !== 'CustomerCreated') throw new CommandRejected('not_found', 'not_found', `No customer ${input.customer_id}.`);
+  checkCustomer((await load(store, streams.tenant(input.customer_id), tenantStream)).state, input.customer_id);
   const user = await prepareUser(store, clock, input);
-  const result = await store.appendToStream(user.stream, [user.event], { expectedRevision: 'no_stream' });
-  return { user_id: user.user_id, email: user.email, position: result.position };
-}
-
-function emailOwner(event: RecordedEvent): { ownerStream: string; claimedAt: number } | null {
-  if (event.type !== 'UserEmailClaimed') return null;
-  return { ownerStream: streams.user(event.data.user_id), claimedAt: event.data.claimed_at };
+  return { user_id: user.user_id, email: user.email, position: await writeUser(store, user) };
 }
 
 /** The user an email logs in as, or null when nobody has it. */
-async function userByEmail(store: EventStore, email: string): Promise<CustomerUserCreated['data'] | null> {
-  const [claim] = await store.readStream(emailStream(email), { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
-  if (claim?.type !== 'UserEmailClaimed') return null;
-  const [created] = await store.readStream(streams.user(claim.data.user_id), { maxCount: 1 });
-  return created?.type === 'CustomerUserCreated' ? created.data : null;
+async function userByEmail(store: EventStore, email: string): Promise<{ stream: string; user: CustomerUserCreated['data']; loaded: Loaded<UserState> } | null> {
+  const { state: claim } = await load(store, emailStream(email), claimStream);
+  if (!claim.holder) return null;
+  const loaded = await load(store, claim.holder.ownerStream, userStream);
+  return loaded.state ? { stream: claim.holder.ownerStream, user: loaded.state, loaded } : null;
 }
 
 export interface StartedSession {
@@ -110,30 +124,43 @@ export interface StartedSession {
   position: LogPosition;
 }
 
+/** A session of an existing user; `session` is what the caller drew (its id, its token's digest). */
+export function decideStartSession(state: UserState, session: Pick<SessionStarted['data'], 'session_id' | 'token_sha256'>, now: number): NewEvent[] {
+  if (!state) throw new CommandRejected('not_found', 'not_found', 'No such user.');
+  const data: SessionStarted['data'] = {
+    session_id: session.session_id,
+    user_id: state.user_id,
+    customer_id: state.customer_id,
+    token_sha256: session.token_sha256,
+    started_at: now,
+    expires_at: now + SESSION_TTL_MS,
+  };
+  return [{ type: 'SessionStarted', data }];
+}
+
 /**
  * A login: null when the email is unknown or the password wrong (the same
  * answer, after the same scrypt work, so emails cannot be probed).
  */
 export async function startSession(store: EventStore, clock: Clock, input: { email: string; password: string }): Promise<StartedSession | null> {
   const tooLong = input.password.length > MAX_PASSWORD_LENGTH;
-  const user = await userByEmail(store, normalizeEmail(input.email));
-  const hash = user && !tooLong ? user.password_hash : await unknownUserHash();
+  const found = await userByEmail(store, normalizeEmail(input.email));
+  const hash = found && !tooLong ? found.user.password_hash : await unknownUserHash();
   const matches = await verifyPassword(input.password.slice(0, MAX_PASSWORD_LENGTH), hash);
-  if (!user || tooLong || !matches) return null;
+  if (!found || tooLong || !matches) return null;
   const now = clock.now();
   const token = generateSecret(SESSION_TOKEN_PREFIX);
-  const session: SessionStarted['data'] = {
-    session_id: newId('ses', now),
-    user_id: user.user_id,
-    customer_id: user.customer_id,
-    token_sha256: sha256Hex(token),
-    started_at: now,
-    expires_at: now + SESSION_TTL_MS,
-  };
-  const result = await store.appendToStream(streams.user(user.user_id), [{ id: randomUuid(), type: 'SessionStarted', data: session }], {
-    expectedRevision: 'stream_exists',
-  });
-  return { token, session, position: result.position };
+  const drawn = { session_id: newId('ses', now), token_sha256: sha256Hex(token) };
+  const { events, position } = await handle(
+    store,
+    { stream: found.stream, aggregate: userStream, decide: (state) => decideStartSession(state, drawn, now) },
+    { loaded: found.loaded },
+  );
+  return { token, session: events[0]!.data as SessionStarted['data'], position: position! };
+}
+
+export function decideEndSession(_state: UserState, session: { session_id: string; user_id: string; customer_id: string }, now: number): NewEvent[] {
+  return [{ type: 'SessionEnded', data: { ...session, ended_at: now } }];
 }
 
 /** A logout: the session's token is refused from the moment the read model has this event. */
@@ -142,8 +169,7 @@ export async function endSession(
   clock: Clock,
   session: { session_id: string; user_id: string; customer_id: string },
 ): Promise<LogPosition> {
-  const result = await store.appendToStream(streams.user(session.user_id), [
-    { id: randomUuid(), type: 'SessionEnded', data: { ...session, ended_at: clock.now() } },
-  ]);
-  return result.position;
+  const now = clock.now();
+  const { position } = await handle(store, { stream: streams.user(session.user_id), aggregate: userStream, decide: (state) => decideEndSession(state, session, now) });
+  return position!;
 }
