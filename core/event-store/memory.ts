@@ -57,6 +57,7 @@ export class InMemoryEventStore implements EventStore {
     const expected = options.expectedRevision ?? 'any';
     // Encoded first: an append whose data is not JSON fails whole, writing nothing.
     const encoded = events.map((e) => {
+      if (typeof e.id !== 'string') throw new Error(`event of type ${e.type} has no id`);
       const data = JSON.stringify(e.data);
       if (typeof data !== 'string') throw new Error(`event ${e.id} has no JSON data`);
       return { id: e.id, type: e.type, data, metadata: e.metadata ? JSON.stringify(e.metadata) : '{}' };
