@@ -7,10 +7,10 @@
 import type { Clock } from '../core/clock.js';
 import type { DeviceClaim, DeviceProtocol } from '../core/events.js';
 import type { EventStore } from '../core/event-store/port.js';
-import { appendFailureLevel } from '../core/event-store/write-health.js';
 import { randomUuid } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { streams } from '../core/streams.js';
+import { appendFailureLevel } from '../core/event-store/write-health.js';
 import type { KeyedThrottle } from './keyed-throttle.js';
 import type { GatewayStats } from './stats.js';
 
