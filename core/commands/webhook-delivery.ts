@@ -8,28 +8,38 @@
 import type { Clock } from '../clock.js';
 import type { WebhookEndpointDisabled } from '../events.js';
 import type { EventStore, LogPosition } from '../event-store/port.js';
-import { newId, randomUuid } from '../ids.js';
-import { streams } from '../streams.js';
+import { newId } from '../ids.js';
+import type { WebhookEndpointRow } from '../webhook-endpoint.js';
+import type { NewEvent } from './handler.js';
 import { CommandRejected } from './rejection.js';
-import { loadWebhook } from './webhooks.js';
+import { checkWebhook, onWebhook } from './webhooks.js';
 
 /** Longest range one replay may cover. */
 export const MAX_REPLAY_RANGE_MS = 31 * 24 * 3_600_000;
+
+type DisableInput = { webhook_id: string; customer_id: string; reason: WebhookEndpointDisabled['data']['reason']; detail: string };
+
+/** Delivery decided it already: the endpoint's state cannot refuse it. `decided.id` keeps a resend stored once. */
+export function decideDisableWebhookEndpoint(_row: WebhookEndpointRow | null, input: DisableInput, decided: { id?: string; at: number }): NewEvent[] {
+  return [{ ...(decided.id ? { id: decided.id } : {}), type: 'WebhookEndpointDisabled', data: { ...input, disabled_at: decided.at } }];
+}
 
 /**
  * `decided`: the event's id and time when delivery recorded the decision before appending it
  * (it disables the endpoint at once): an append made again after a crash is then stored once.
  */
-export async function disableWebhookEndpoint(
-  store: EventStore,
-  clock: Clock,
-  input: { webhook_id: string; customer_id: string; reason: WebhookEndpointDisabled['data']['reason']; detail: string },
-  decided?: { id: string; at: number },
-): Promise<LogPosition> {
-  const result = await store.appendToStream(streams.webhook(input.webhook_id), [
-    { id: decided?.id ?? randomUuid(), type: 'WebhookEndpointDisabled', data: { ...input, disabled_at: decided?.at ?? clock.now() } },
-  ]);
-  return result.position;
+export async function disableWebhookEndpoint(store: EventStore, clock: Clock, input: DisableInput, decided?: { id: string; at: number }): Promise<LogPosition> {
+  const made = decided ?? { at: clock.now() };
+  return (await onWebhook(store, input.webhook_id, (row) => decideDisableWebhookEndpoint(row, input, made))).position!;
+}
+
+export function decideRequestRedelivery(
+  row: WebhookEndpointRow | null,
+  input: { customer_id: string; webhook_id: string; delivery_id: string },
+  now: number,
+): NewEvent[] {
+  checkWebhook(row, input.customer_id, input.webhook_id);
+  return [{ type: 'WebhookRedeliveryRequested', data: { ...input, requested_at: now } }];
 }
 
 /** Sends a delivery again with its event_id and body; the caller checked that the delivery is this endpoint's. */
@@ -38,26 +48,24 @@ export async function requestRedelivery(
   clock: Clock,
   input: { customer_id: string; webhook_id: string; delivery_id: string },
 ): Promise<LogPosition> {
-  await loadWebhook(store, input.customer_id, input.webhook_id);
-  const result = await store.appendToStream(streams.webhook(input.webhook_id), [
-    { id: randomUuid(), type: 'WebhookRedeliveryRequested', data: { ...input, requested_at: clock.now() } },
-  ]);
-  return result.position;
+  const now = clock.now();
+  return (await onWebhook(store, input.webhook_id, (row) => decideRequestRedelivery(row, input, now))).position!;
+}
+
+type ReplayInput = { customer_id: string; webhook_id: string; from: number; to: number; events: string[] | null };
+
+/** The range is checked before the endpoint: a malformed one is refused for any endpoint. */
+export function decideRequestReplay(row: WebhookEndpointRow | null, input: ReplayInput & { replay_id: string }, now: number): NewEvent[] {
+  if (!(input.from < input.to)) throw new CommandRejected('invalid', 'validation_failed', 'from must be before to.', '/from');
+  if (input.to - input.from > MAX_REPLAY_RANGE_MS) throw new CommandRejected('invalid', 'range_too_large', 'A replay covers at most 31 days.', '/to');
+  checkWebhook(row, input.customer_id, input.webhook_id);
+  return [{ type: 'WebhookReplayRequested', data: { ...input, requested_at: now } }];
 }
 
 /** Queues again, with their original event_ids, the endpoint's events that happened in [from, to). */
-export async function requestReplay(
-  store: EventStore,
-  clock: Clock,
-  input: { customer_id: string; webhook_id: string; from: number; to: number; events: string[] | null },
-): Promise<{ replay_id: string; position: LogPosition }> {
+export async function requestReplay(store: EventStore, clock: Clock, input: ReplayInput): Promise<{ replay_id: string; position: LogPosition }> {
   const now = clock.now();
-  if (!(input.from < input.to)) throw new CommandRejected('invalid', 'validation_failed', 'from must be before to.', '/from');
-  if (input.to - input.from > MAX_REPLAY_RANGE_MS) throw new CommandRejected('invalid', 'range_too_large', 'A replay covers at most 31 days.', '/to');
-  await loadWebhook(store, input.customer_id, input.webhook_id);
   const replayId = newId('rpl', now);
-  const result = await store.appendToStream(streams.webhook(input.webhook_id), [
-    { id: randomUuid(), type: 'WebhookReplayRequested', data: { ...input, replay_id: replayId, requested_at: now } },
-  ]);
-  return { replay_id: replayId, position: result.position };
+  const { position } = await onWebhook(store, input.webhook_id, (row) => decideRequestReplay(row, { ...input, replay_id: replayId }, now));
+  return { replay_id: replayId, position: position! };
 }

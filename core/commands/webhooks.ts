@@ -12,11 +12,11 @@
  */
 import type { Clock } from '../clock.js';
 import type { WebhookEndpointCreated, WebhookEndpointUpdated } from '../events.js';
-import type { EventStore, EventToAppend, LogPosition } from '../event-store/port.js';
-import { WrongExpectedRevisionError } from '../event-store/port.js';
-import { newId, randomUuid } from '../ids.js';
+import type { EventStore, LogPosition } from '../event-store/port.js';
+import { newId } from '../ids.js';
 import { streams } from '../streams.js';
 import { evolveWebhookEndpoint, type WebhookEndpointRow } from '../webhook-endpoint.js';
+import { type Aggregate, type NewEvent, handle, load } from './handler.js';
 import { CommandRejected } from './rejection.js';
 
 export interface WebhookRules {
@@ -53,10 +53,45 @@ export interface WebhookState extends WebhookFields {
   customer_id: string;
   /** Disabled by the platform (410, failing for days): a customer's `enabled: true` lifts it. */
   disabled_by_platform: boolean;
-  revision: bigint;
+}
+
+/** The endpoint rule the read model uses (core/webhook-endpoint.ts), folded over the endpoint's stream. */
+export const webhookStream: Aggregate<WebhookEndpointRow | null> = {
+  initial: null,
+  evolve: (row, event) => evolveWebhookEndpoint(row, event),
+};
+
+/** Another customer's, a deleted or an unknown endpoint is not found (the same answer for all three). */
+export function checkWebhook(row: WebhookEndpointRow | null, customerId: string, webhookId: string): WebhookState {
+  if (!row || row.customer_id !== customerId) throw new CommandRejected('not_found', 'not_found', `webhook ${webhookId} does not exist`);
+  return {
+    webhook_id: row.webhook_id,
+    customer_id: row.customer_id,
+    url: row.url,
+    events: row.events,
+    device_ids: row.device_ids,
+    description: row.description,
+    enabled: row.enabled,
+    disabled_by_platform: row.disabled_reason !== null,
+  };
+}
+
+/** The endpoint's current state from its stream, or the not-found refusal. */
+export async function loadWebhook(store: EventStore, customerId: string, webhookId: string): Promise<WebhookState> {
+  return checkWebhook((await load(store, streams.webhook(webhookId), webhookStream)).state, customerId, webhookId);
+}
+
+/** Runs a decision on the endpoint's stream; another event getting in first (a redelivery request, the platform disabling it) makes it decide again. */
+export function onWebhook(store: EventStore, webhookId: string, decide: (row: WebhookEndpointRow | null) => NewEvent[]) {
+  return handle(store, { stream: streams.webhook(webhookId), aggregate: webhookStream, decide });
 }
 
 export type CreateWebhookInput = { customer_id: string } & Pick<WebhookFields, 'url' | 'events'> & Partial<Omit<WebhookFields, 'url' | 'events'>>;
+
+export function decideCreateWebhook(row: WebhookEndpointRow | null, created: WebhookEndpointCreated['data']): NewEvent[] {
+  if (row) throw new CommandRejected('conflict', 'already_exists', `webhook ${created.webhook_id} already exists`);
+  return [{ type: 'WebhookEndpointCreated', data: created }];
+}
 
 export async function createWebhook(
   store: EventStore,
@@ -74,7 +109,7 @@ export async function createWebhook(
   const now = clock.now();
   const webhookId = newId('whk', now);
   const secret = rules.newSecret();
-  const data: WebhookEndpointCreated['data'] = {
+  const created: WebhookEndpointCreated['data'] = {
     webhook_id: webhookId,
     customer_id: input.customer_id,
     url: fields.url!,
@@ -85,18 +120,33 @@ export async function createWebhook(
     secret_ciphertext: rules.seal(secret),
     created_at: now,
   };
-  const result = await store.appendToStream(streams.webhook(webhookId), [{ id: randomUuid(), type: 'WebhookEndpointCreated', data }], {
-    expectedRevision: 'no_stream',
-  });
-  return { webhook_id: webhookId, secret, position: result.position };
+  const { position } = await onWebhook(store, webhookId, (row) => decideCreateWebhook(row, created));
+  return { webhook_id: webhookId, secret, position: position! };
 }
 
 /**
- * Merge-patches an endpoint (`null` clears `device_ids` and `description`).
- * Only the fields that change are written; nothing changing writes nothing
- * and returns null. `enabled: true` on an endpoint the platform disabled is a
- * change: it is how the customer turns it back on.
+ * Only the fields that change are written. `enabled: true` on an endpoint the
+ * platform disabled is a change: it is how the customer turns it back on.
  */
+export function decideUpdateWebhook(
+  row: WebhookEndpointRow | null,
+  command: { customer_id: string; webhook_id: string; checked: WebhookChanges },
+  now: number,
+): NewEvent[] {
+  const state = checkWebhook(row, command.customer_id, command.webhook_id);
+  const changes: Partial<WebhookFields> = {};
+  for (const field of ['url', 'events', 'device_ids', 'description', 'enabled'] as const) {
+    const value = command.checked[field];
+    if (value === undefined) continue;
+    const same = field === 'enabled' ? value === state.enabled && !state.disabled_by_platform : sameValue(value, state[field]);
+    if (!same) (changes as Record<string, unknown>)[field] = value;
+  }
+  if (Object.keys(changes).length === 0) return [];
+  const data: WebhookEndpointUpdated['data'] = { webhook_id: state.webhook_id, customer_id: state.customer_id, ...changes, updated_at: now };
+  return [{ type: 'WebhookEndpointUpdated', data }];
+}
+
+/** Merge-patches an endpoint (`null` clears `device_ids` and `description`); nothing changing returns null. */
 export async function updateWebhook(
   store: EventStore,
   clock: Clock,
@@ -105,28 +155,35 @@ export async function updateWebhook(
 ): Promise<LogPosition | null> {
   // Checked once, before any load: the rules do not depend on the endpoint.
   const checked = await checkFields(store, rules, input.customer_id, input.changes);
-  return appendDecided(store, input.customer_id, input.webhook_id, (state) => {
-    const changes: Partial<WebhookFields> = {};
-    for (const field of ['url', 'events', 'device_ids', 'description', 'enabled'] as const) {
-      const value = checked[field];
-      if (value === undefined) continue;
-      const same = field === 'enabled' ? value === state.enabled && !state.disabled_by_platform : sameValue(value, state[field]);
-      if (!same) (changes as Record<string, unknown>)[field] = value;
-    }
-    if (Object.keys(changes).length === 0) return null;
-    const data: WebhookEndpointUpdated['data'] = { webhook_id: state.webhook_id, customer_id: state.customer_id, ...changes, updated_at: clock.now() };
-    return { id: randomUuid(), type: 'WebhookEndpointUpdated', data };
-  });
+  const now = clock.now();
+  const command = { customer_id: input.customer_id, webhook_id: input.webhook_id, checked };
+  return (await onWebhook(store, input.webhook_id, (row) => decideUpdateWebhook(row, command, now))).position;
+}
+
+export function decideDeleteWebhook(row: WebhookEndpointRow | null, command: { customer_id: string; webhook_id: string }, now: number): NewEvent[] {
+  const state = checkWebhook(row, command.customer_id, command.webhook_id);
+  return [{ type: 'WebhookEndpointDeleted', data: { webhook_id: state.webhook_id, customer_id: state.customer_id, deleted_at: now } }];
 }
 
 /** Deletes an endpoint; it is not found from then on (a second delete too). */
 export async function deleteWebhook(store: EventStore, clock: Clock, input: { customer_id: string; webhook_id: string }): Promise<LogPosition> {
-  const position = await appendDecided(store, input.customer_id, input.webhook_id, (state) => ({
-    id: randomUuid(),
-    type: 'WebhookEndpointDeleted',
-    data: { webhook_id: state.webhook_id, customer_id: state.customer_id, deleted_at: clock.now() },
-  }));
-  return position!;
+  const now = clock.now();
+  return (await onWebhook(store, input.webhook_id, (row) => decideDeleteWebhook(row, input, now))).position!;
+}
+
+/** `sealed`: the new secret as stored; the previous one signs until `grace_period_s` from now. */
+export function decideRotateWebhookSecret(
+  row: WebhookEndpointRow | null,
+  command: { customer_id: string; webhook_id: string; sealed: string; grace_period_s: number },
+  now: number,
+): NewEvent[] {
+  const state = checkWebhook(row, command.customer_id, command.webhook_id);
+  return [
+    {
+      type: 'WebhookSecretRotated',
+      data: { webhook_id: state.webhook_id, customer_id: state.customer_id, secret_ciphertext: command.sealed, previous_valid_until: now + command.grace_period_s * 1000, rotated_at: now },
+    },
+  ];
 }
 
 /**
@@ -146,74 +203,10 @@ export async function rotateWebhookSecret(
     throw new CommandRejected('invalid', 'validation_failed', `grace_period_s must be a whole number of seconds from 0 to ${MAX_GRACE_PERIOD_S}.`, '/grace_period_s');
   }
   const secret = rules.newSecret();
-  const sealed = rules.seal(secret);
-  let previousValidUntil = 0;
-  const position = await appendDecided(store, input.customer_id, input.webhook_id, (state) => {
-    const now = clock.now();
-    previousValidUntil = now + grace * 1000;
-    return {
-      id: randomUuid(),
-      type: 'WebhookSecretRotated',
-      data: { webhook_id: state.webhook_id, customer_id: state.customer_id, secret_ciphertext: sealed, previous_valid_until: previousValidUntil, rotated_at: now },
-    };
-  });
-  return { secret, previous_valid_until: previousValidUntil, position: position! };
-}
-
-/**
- * The endpoint's current state from its stream; another customer's, a
- * deleted or an unknown endpoint is not found (the same answer for all three).
- */
-export async function loadWebhook(store: EventStore, customerId: string, webhookId: string): Promise<WebhookState> {
-  // The endpoint rule the read model uses (core/webhook-endpoint.ts), folded over the stream.
-  let row: WebhookEndpointRow | null = null;
-  let revision = -1n;
-  for (const event of await store.readStream(streams.webhook(webhookId))) {
-    row = evolveWebhookEndpoint(row, event);
-    revision = event.revision;
-  }
-  const state: WebhookState | null =
-    row && row.customer_id === customerId
-      ? {
-          webhook_id: row.webhook_id,
-          customer_id: row.customer_id,
-          url: row.url,
-          events: row.events,
-          device_ids: row.device_ids,
-          description: row.description,
-          enabled: row.enabled,
-          disabled_by_platform: row.disabled_reason !== null,
-          revision,
-        }
-      : null;
-  if (!state) throw new CommandRejected('not_found', 'not_found', `webhook ${webhookId} does not exist`);
-  return state;
-}
-
-/** Attempts before giving up on a stream other writers keep moving (a redelivery request, the platform disabling it). */
-const APPEND_ATTEMPTS = 5;
-
-/**
- * Loads, decides and appends at the revision decided on; when another event
- * got in first, decides again on the new state. `decide` returning null
- * appends nothing.
- */
-async function appendDecided(
-  store: EventStore,
-  customerId: string,
-  webhookId: string,
-  decide: (state: WebhookState) => EventToAppend | null,
-): Promise<LogPosition | null> {
-  for (let attempt = 1; ; attempt++) {
-    const state = await loadWebhook(store, customerId, webhookId);
-    const event = decide(state);
-    if (!event) return null;
-    try {
-      return (await store.appendToStream(streams.webhook(webhookId), [event], { expectedRevision: state.revision })).position;
-    } catch (err) {
-      if (!(err instanceof WrongExpectedRevisionError) || attempt >= APPEND_ATTEMPTS) throw err;
-    }
-  }
+  const command = { customer_id: input.customer_id, webhook_id: input.webhook_id, sealed: rules.seal(secret), grace_period_s: grace };
+  const now = clock.now();
+  const { position } = await onWebhook(store, input.webhook_id, (row) => decideRotateWebhookSecret(row, command, now));
+  return { secret, previous_valid_until: now + grace * 1000, position: position! };
 }
 
 function sameValue(a: unknown, b: unknown): boolean {
