@@ -40,6 +40,7 @@ import { healthRoutes } from './routes/health.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { opsRoutes } from './routes/ops.js';
 import { positionRoutes } from './routes/positions.js';
+import { postmanRoutes } from './routes/postman.js';
 import { sessionsRoutes } from './routes/sessions.js';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { streamRoutes } from './routes/stream.js';
@@ -103,6 +104,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
 
   // Before every route: the document only contains routes added after it.
   await registerOpenApi(app, settings.publicUrl);
+  await postmanRoutes(app);
   await errorDocsRoutes(app);
   await healthRoutes(app);
   await opsRoutes(app, ctx, metrics);

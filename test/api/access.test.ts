@@ -16,7 +16,7 @@ import { openSse } from '../support/sse-client.js';
 import { raiseSos, recordPosition } from '../support/store-events.js';
 
 /** Routes that take no credential. /docs/* is the documentation UI. */
-const PUBLIC_ROUTES = ['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /v1/openapi.json', 'POST /v1/oauth/token', 'POST /v1/sessions', 'GET /panel-config.json'];
+const PUBLIC_ROUTES = ['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /v1/openapi.json', 'GET /v1/postman.json', 'POST /v1/oauth/token', 'POST /v1/sessions', 'GET /panel-config.json'];
 const PUBLIC_PREFIX = '/docs';
 /**
  * Routes outside this table, tested in files of their own: the panel's files
