@@ -118,6 +118,8 @@ const fieldCases: Case[] = [
   { route: 'POST /v1/webhooks/:id/rotate-secret', url: (f) => `/v1/webhooks/${f.webhookId}/rotate-secret`, payload: { grace_period_s: -1 }, pointers: ['/body/grace_period_s'] },
   { route: 'POST /v1/webhooks/:id/replay', url: (f) => `/v1/webhooks/${f.webhookId}/replay`, payload: { from: '2026-11-22T10:00:00', to: 'tomorrow', colour: 1 }, pointers: ['/body/colour', '/body/from', '/body/to'] },
   { route: 'POST /v1/webhooks/:id/test', url: (f) => `/v1/webhooks/${f.webhookId}/test`, payload: { event: 'event.teleport' }, pointers: ['/body/event'] },
+  { route: 'GET /v1/webhooks/:id/deliveries', url: (f) => `/v1/webhooks/${f.webhookId}/deliveries?state=failed,lost`, pointers: ['/query/state'] },
+  { route: 'GET /v1/webhooks/:id/deliveries', url: (f) => `/v1/webhooks/${f.webhookId}/deliveries?event=device.*,devices.*`, pointers: ['/query/event'] },
   { route: 'GET /v1/stream', url: () => '/v1/stream', headers: { 'last-event-id': 'yesterday' }, pointers: ['/headers/last-event-id'] },
   { route: 'POST /v1/sessions', url: () => '/v1/sessions', payload: { email: '', password: 'p'.repeat(1025), remember: true }, pointers: ['/body/email', '/body/password', '/body/remember'] },
 ];
