@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { EventStore, LogPosition } from '../../core/event-store/port.js';
 import type { Logger } from '../../core/logger.js';
 import { checkpointInBackground } from '../../core/wal-checkpointer.js';
-import { ProjectionRunner, checkpointReader, openReadModelDb } from '../runner.js';
+import { ApplyOnArrivalRunner, checkpointReader, openReadModelDb } from '../runner.js';
 import { createHistoryTable, historyProjection, type HistoryItemEncoder } from './index.js';
 
 export const historyDbPath = (dataDir: string): string => join(dataDir, 'history.sqlite');
@@ -93,7 +93,7 @@ export function historyCacheSizer(db: Database.Database): (events: number) => vo
  * by pages, never followed live, and a runner that committed at every commit notice competed
  * with the gateway for the cores. Under the open-loop bench (15,000 devices, a frame each every
  * 5 s) the ack p99 went from 37-39 ms to 27-28 ms. Each fix is applied as it arrives, in the
- * batch's open transaction (`applyOnArrival`): waiting in memory for the batch, the fixes
+ * batch's open transaction (ApplyOnArrivalRunner): waiting in memory for the batch, the fixes
  * outlived the young generation (docs/architecture.md, "The history applies fixes as they arrive").
  */
 const HISTORY_LIVE_DELAY_MS = 250;
@@ -137,9 +137,8 @@ export async function startHistory(store: EventStore, path: string, encodeItem: 
   const db = openHistoryDb(path);
   const checkpointer = checkpointInBackground(db);
   db.pragma(`wal_autocheckpoint = ${HISTORY_WAL_RESTART_PAGES}`);
-  const runner = new ProjectionRunner(store, db, [historyProjection(encodeItem, log)], log, {
+  const runner = new ApplyOnArrivalRunner(store, db, [historyProjection(encodeItem, log)], log, {
     liveDelayMs: HISTORY_LIVE_DELAY_MS,
-    applyOnArrival: true,
     maxBatch: HISTORY_BATCH,
     startBatch: HISTORY_START_BATCH,
     beforeBatch: historyCacheSizer(db),

@@ -2,145 +2,25 @@
  * The projection runner applies every event exactly once, also when several
  * catch-ups run at the same time (an API node catches up on every credential
  * it does not know yet, and requests arrive together) and the store answers
- * reads asynchronously, as EventStoreDB does.
+ * reads asynchronously, as EventStoreDB does. How live events are batched is
+ * in runner-live.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type EventStore, type RecordedEvent, positionToString } from '../../core/event-store/port.js';
+import { type EventStore, positionToString } from '../../core/event-store/port.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { contentUuid, randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
 import { batchHandler, type Projection } from '../../projections/projection.js';
 import { until } from '../support/wait.js';
-import { ProjectionRunner, READ_MODEL_VERSION, checkpointReader, openReadModelDb, type RunnerOptions } from '../../projections/runner.js';
+import { ApplyOnArrivalRunner, ProjectionRunner, READ_MODEL_VERSION, openReadModelDb } from '../../projections/runner.js';
+import { appendsTo, applications, expectAppliedOnceEach, failingOnce, status, withGatedReads, withSlowReads, type MakeRunner } from './runner-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-runner-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Writes a row per event it is given: a second application of an event shows as a second row. */
-const applications: Projection = {
-  name: 'applications',
-  migrate: (db) => db.exec('CREATE TABLE IF NOT EXISTS applied (event_id TEXT NOT NULL)'),
-  prepare(db) {
-    const insert = db.prepare('INSERT INTO applied (event_id) VALUES (?)');
-    return (e) => void insert.run(e.id);
-  },
-};
-
-/** `applications`, failing (as a write that found the database busy would) the first time it meets an event `fails` picks. */
-function failingOnce(fails: (e: RecordedEvent) => boolean, message: string): { projection: Projection; thrown: () => number } {
-  let thrown = 0;
-  const projection: Projection = {
-    name: 'failing-once',
-    migrate: applications.migrate,
-    prepare(db) {
-      const insert = db.prepare('INSERT INTO applied (event_id) VALUES (?)');
-      return (e) => {
-        if (fails(e) && thrown++ === 0) throw new Error(message);
-        insert.run(e.id);
-      };
-    },
-  };
-  return { projection, thrown: () => thrown };
-}
-
-/** The store, with reads that answer a few milliseconds later, counted. */
-function withSlowReads(store: SqliteEventStore, reads = { count: 0 }): EventStore {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop !== 'readAll') return Reflect.get(target, prop, receiver) as unknown;
-      return async (...args: Parameters<EventStore['readAll']>) => {
-        reads.count++;
-        const events = await target.readAll(...args);
-        await new Promise((r) => setTimeout(r, 5));
-        return events;
-      };
-    },
-  });
-}
-
-/**
- * The store, with reads held at a gate until `open()`: what arrives while a read
- * is held is known exactly, whatever the scheduler does. `after` records where
- * each read started ('start' for the beginning of the log).
- */
-function withGatedReads(store: SqliteEventStore) {
-  const after: string[] = [];
-  let opened = false;
-  let release: () => void = () => undefined;
-  const gate = new Promise<void>((r) => (release = r));
-  const gated = new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop !== 'readAll') return Reflect.get(target, prop, receiver) as unknown;
-      return async (...args: Parameters<EventStore['readAll']>) => {
-        after.push(args[0]?.after ? positionToString(args[0].after) : 'start');
-        if (!opened) await gate;
-        return target.readAll(...args);
-      };
-    },
-  });
-  return {
-    store: gated as EventStore,
-    after,
-    /** Resolves once `count` reads have started. */
-    held: (count: number) => until(() => after.length >= count, `${count} reads started`),
-    open() {
-      opened = true;
-      release();
-    },
-  };
-}
-
-/** An event no projection here reads the data of. */
-const status = () => ({ id: randomUuid(), type: 'StatusReported' as const, data: {} as never });
-
-/** Appends events one at a time, spread over three devices' streams, and keeps their ids in the order appended. */
-function appendsTo(store: SqliteEventStore) {
-  const appended: string[] = [];
-  const append = async (n: number) => {
-    for (let i = 0; i < n; i++) {
-      const event = status();
-      appended.push(event.id);
-      await store.appendToStream(`telemetry-dev_${i % 3}`, [event]);
-    }
-  };
-  return { appended, append };
-}
-
-/** Every appended event has exactly one row in `applied`, and nothing else has. */
-function expectAppliedOnceEach(db: Database.Database, appended: readonly string[]): void {
-  const applied = db.prepare('SELECT event_id FROM applied').pluck().all() as string[];
-  expect(applied.length).toBe(appended.length);
-  expect(new Set(applied)).toEqual(new Set(appended));
-}
-
-/**
- * A store and a read-model database named `name`, a started runner of `applications` over them,
- * and a read-only connection beside the runner's, which sees only what it committed.
- */
-async function runnerBesideReader(name: string, options: RunnerOptions) {
-  const store = new SqliteEventStore(join(dir, `${name}.sqlite`), { synchronous: 'OFF' });
-  const path = join(dir, `${name}-readmodels.sqlite`);
-  const db = openReadModelDb(path);
-  const runner = new ProjectionRunner(store, db, [applications], silentLogger, options);
-  await runner.start();
-  const reader = new Database(path, { readonly: true });
-  return {
-    store,
-    db,
-    runner,
-    reader,
-    async close() {
-      reader.close();
-      await runner.stop();
-      await store.close();
-      db.close();
-    },
-  };
-}
 
 describe('projection runner', () => {
   it('applies each event once when catch-ups overlap while events are being appended', async () => {
@@ -151,25 +31,6 @@ describe('projection runner', () => {
     await append(10);
     await Promise.all([runner.catchUp(), runner.catchUp(), append(5).then(() => Promise.all([runner.catchUp(), runner.catchUp()])), runner.catchUp()]);
     await runner.catchUp();
-    expectAppliedOnceEach(db, appended);
-    await runner.stop();
-    await store.close();
-    db.close();
-  });
-
-  it('applied on arrival, applies each event once when catch-ups overlap the live batch while events are being appended', async () => {
-    const store = new SqliteEventStore(join(dir, 'overlap-on-arrival.sqlite'), { synchronous: 'OFF' });
-    const db = openReadModelDb(join(dir, 'overlap-on-arrival-readmodels.sqlite'));
-    // Slow reads: each catch-up's read comes back after live events went into the open batch.
-    const runner = new ProjectionRunner(withSlowReads(store), db, [applications], silentLogger, { liveDelayMs: 20, applyOnArrival: true });
-    await runner.start();
-    const { appended, append } = appendsTo(store);
-    await Promise.all([append(20), runner.catchUp(), append(10).then(() => Promise.all([runner.catchUp(), runner.catchUp()])), runner.catchUp()]);
-    // The live path applies whatever the catch-ups left: a waiter for one more event sees all of them committed.
-    const last = status();
-    appended.push(last.id);
-    const { position } = await store.appendToStream('telemetry-dev_0', [last]);
-    await runner.waitFor(position);
     expectAppliedOnceEach(db, appended);
     await runner.stop();
     await store.close();
@@ -206,16 +67,17 @@ describe('projection runner', () => {
     db.close();
   });
 
-  for (const [how, name, options] of [
-    ['as events arrive', 'failing', {}],
-    ['from a delayed batch', 'failing-delayed', { liveDelayMs: 20 }],
-    ['while applied on arrival (the history)', 'failing-on-arrival', { liveDelayMs: 20, applyOnArrival: true }],
-  ] as const) {
+  const failingRunners: Array<[string, string, MakeRunner]> = [
+    ['as events arrive', 'failing', (store, db, projections) => new ProjectionRunner(store, db, projections, silentLogger)],
+    ['from a delayed batch', 'failing-delayed', (store, db, projections) => new ProjectionRunner(store, db, projections, silentLogger, { liveDelayMs: 20 })],
+    ['while applied on arrival (the history)', 'failing-on-arrival', (store, db, projections) => new ApplyOnArrivalRunner(store, db, projections, silentLogger, { liveDelayMs: 20 })],
+  ];
+  for (const [how, name, makeRunner] of failingRunners) {
     it(`follows the log again from its checkpoint after a batch fails ${how}: no event lost, none applied twice`, async () => {
       const store = new SqliteEventStore(join(dir, `${name}.sqlite`), { synchronous: 'OFF' });
       const db = openReadModelDb(join(dir, `${name}-readmodels.sqlite`));
       const failing = failingOnce((e) => (e.data as { fail?: boolean }).fail === true, 'database is locked');
-      const runner = new ProjectionRunner(store, db, [failing.projection], silentLogger, options);
+      const runner = makeRunner(store, db, [failing.projection]);
       await runner.start();
       const appended: string[] = [];
       const append = async (data: object) => {
@@ -284,60 +146,6 @@ describe('projection runner', () => {
     await expect(new ProjectionRunner(store, db, [broken], silentLogger).start()).rejects.toThrow('no such table: gone');
     await store.close();
     db.close();
-  });
-
-  for (const [how, name, applyOnArrival] of [
-    ['', 'delayed', false],
-    [', applied on arrival', 'delayed-on-arrival', true],
-  ] as const) {
-    it(`with a live delay (the history${how}), still commits at once what a caller waits for`, async () => {
-      // Far longer than waitFor's 5 s timeout: a waiter that waited for the delay would fail.
-      const { store, runner, reader, close } = await runnerBesideReader(name, { liveDelayMs: 60_000, applyOnArrival });
-      const committed = reader.prepare('SELECT count(*) FROM applied').pluck();
-      for (let i = 1; i <= 3; i++) {
-        // The subscription may deliver the event before waitFor is called (a delayed batch is pending) or after (a waiter is).
-        const { position } = await store.appendToStream('telemetry-dev_1', [status()]);
-        await runner.waitFor(position);
-        expect(committed.get()).toBe(i);
-        expect(checkpointReader(reader)()).toEqual(position);
-      }
-      await close();
-    });
-  }
-
-  it('applied on arrival, commits a batch that does not fill once its delay has passed', async () => {
-    const { store, reader, close } = await runnerBesideReader('on-arrival-delay', { liveDelayMs: 30, applyOnArrival: true });
-    const { position } = await store.appendToStream('telemetry-dev_1', [status()]);
-    // No waiter and no full batch: only the delay commits it.
-    await until(() => checkpointReader(reader)() !== null, 'the batch committed after its delay');
-    expect(checkpointReader(reader)()).toEqual(position);
-    expect(reader.prepare('SELECT count(*) FROM applied').pluck().get()).toBe(1);
-    await close();
-  });
-
-  it('applied on arrival, a live batch stays in its open transaction, unseen by other connections, until maxBatch events or the stop commit it', async () => {
-    const { store, db, runner, reader, close } = await runnerBesideReader('on-arrival', { liveDelayMs: 60_000, maxBatch: 3, applyOnArrival: true });
-    const seen = reader.prepare('SELECT count(*) FROM applied').pluck();
-    const applied = db.prepare('SELECT count(*) FROM applied').pluck();
-    await store.appendToStream('telemetry-dev_1', [status(), status()]);
-    // The writer's own connection sees the rows as they are applied; no other connection does before the commit.
-    await until(() => applied.get() === 2, 'two events applied on arrival');
-    expect(db.inTransaction).toBe(true);
-    expect(seen.get()).toBe(0);
-    expect(checkpointReader(reader)()).toBeNull();
-    // The third fills the batch: it commits without waiting for the delay.
-    const { position } = await store.appendToStream('telemetry-dev_1', [status()]);
-    await until(() => seen.get() === 3, 'the full batch committed');
-    expect(checkpointReader(reader)()).toEqual(position);
-    expect(db.inTransaction).toBe(false);
-    // A batch that does not fill commits when the runner stops.
-    await store.appendToStream('telemetry-dev_1', [status()]);
-    await until(() => applied.get() === 4, 'a fourth event applied on arrival');
-    expect(seen.get()).toBe(3);
-    await runner.stop();
-    expect(seen.get()).toBe(4);
-    expect(() => runner.onApplied(() => undefined)).toThrow('keeps none');
-    await close();
   });
 
   it('commits batches of startBatch while it starts, then of maxBatch, telling beforeBatch the most each holds', async () => {
