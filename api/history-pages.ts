@@ -3,7 +3,8 @@
  * on a read-only connection of its own. A page's SQLite read is about half of what a
  * history request costs the thread that serves HTTP; read beside it, it no longer holds
  * the API's thread (under `fleet start` also the read models'), and on two cores the
- * API answers more pages per second (docs/architecture.md, "A page of history").
+ * API answers more pages per second (docs/performance.md; see docs/architecture.md, The
+ * position history).
  *
  * The thread starts with the first page asked for: a process that never serves one has
  * no such thread. It answers in the order it was asked, so waiting callers are a queue.

@@ -2,12 +2,13 @@
  * The latest position of every device, held in memory per customer and kept
  * current from the projection runner's committed batches.
  *
- * `GET /v1/positions/latest` is the endpoint integrations poll hardest; reading
- * and serialising a page of rows from SQLite per request cost ~0.3 ms. Here a
- * page is a slice of a sorted id array and each item's JSON is serialised once
- * per change. The rows come from the latest-positions read model at start and
- * then evolve with the same pure rule the projection uses, in the same tick as
- * the runner's commit, so the two never disagree.
+ * `GET /v1/positions/latest` is the endpoint integrations poll hardest, too
+ * often to read and serialise a page of rows from SQLite per request
+ * (docs/performance.md). Here a page is a slice of a sorted id array and each
+ * item's JSON is serialised once per change. The rows come from the
+ * latest-positions read model at start and then evolve with the same pure rule
+ * the projection uses, in the same tick as the runner's commit, so the two
+ * never disagree.
  */
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '../core/event-store/port.js';

@@ -95,8 +95,8 @@ let scratch = Buffer.alloc(1024);
 /**
  * SHA-1 of `namespace`, then a NUL and each part, in one call: the same bytes as hashing them
  * piece by piece (ids never change), without a Hash object per id (the gateway makes one per record).
- * As hex: on Node 20 a digest returned as a Buffer costs twice as much as the same digest as text
- * (1.7 µs against 0.7 µs for a record's bytes), and the id is text anyway.
+ * As hex: on Node 20 a digest returned as a Buffer costs about twice as much as the same digest as
+ * text (docs/performance.md), and the id is text anyway.
  */
 function digestHex(namespace: string, parts: Array<string | Buffer>): string {
   let size = Buffer.byteLength(namespace);

@@ -12,9 +12,8 @@ const KEPT_ROWS_MAX = 50_000;
  * one of these tables goes through its BatchRows (`set`) or is told to it
  * (`keep`), so what is kept is what the table holds. A batch that rolled back
  * drops them all (`discard`), and they are read again. With a thousand
- * devices a batch of 4,000 events holds about four of each device's; the
- * read-model replay of such a log (200,000 fixes) took 2.9-3.3 s instead of
- * 3.4-4.1 s.
+ * devices a batch of 4,000 events holds only about four of each device's, so
+ * rows read afresh every batch made a replay slower (docs/performance.md).
  */
 export class BatchRows<K, V> {
   private readonly rows = new Map<K, V | null>();

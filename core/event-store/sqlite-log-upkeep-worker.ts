@@ -8,17 +8,12 @@
  * (sqlite-upkeep-lease.ts); the others look at it once a second. Full steps are taken
  * as soon as the tail holds one (looked at ten times a second); what remains is moved every
  * `indexIntervalMs`. Smaller steps cost more per event: a step rewrites a leaf per stream it
- * holds, and the fewer events a step holds, the fewer it moves per leaf (npm run bench --
- * stream-index, on a fresh log: 1.2 µs per event in steps of 1,650, what an open-loop fleet of
- * 15,000 devices appends in 100 ms, against 0.8 µs in steps of 4,000; INDEX_STEP has the
- * closed-loop figures).
+ * holds, and the fewer events a step holds, the fewer it moves per leaf (docs/performance.md).
  *
- * Checkpoints, often: a checkpoint's fsync makes the disk flush the pages it copied, and a
- * commit's fsync that comes meanwhile waits for that flush. At one a second, with 15,000
- * devices sending a frame every 5 s, the slowest commit of each second took 19-21 ms (the
- * rest under 1 ms) and the gateway's ack p99 was 14-24 ms; at ten a second, 3-5 ms and
- * 7-11 ms, with no throughput lost in the closed-loop bench. The index's WAL is folded back
- * once a second: nothing waits on its fsync.
+ * The log's WAL is checkpointed ten times a second, so each checkpoint is small: a checkpoint's
+ * fsync makes the disk flush the pages it copied, and a commit's fsync that comes meanwhile waits
+ * for that flush (docs/performance.md). The index's WAL is folded back once a second: nothing
+ * waits on its fsync.
  */
 import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';

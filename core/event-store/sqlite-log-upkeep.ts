@@ -12,11 +12,10 @@ import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
 /**
  * Events per index step: one transaction of the index file, whose WAL frames it writes. A step
  * rewrites a leaf per stream it holds, so a busy fleet's steps are cheaper per event the more
- * each holds per stream: in the closed-loop ingest bench (1000 devices, gateway role), this
- * thread used 2.6-3.1 µs per record in steps of 16,000 against 4.3-4.6 µs in steps of 4,000
- * (32,000: 2.2-2.5 µs, for tails twice as long). A fleet sending rarely puts about one frame
- * per stream in a step whatever its size. Each reader keeps the tail in memory
- * (sqlite-tail-positions.ts): a few MB at most.
+ * each holds per stream; larger steps than 16,000 saved little for tails twice as long
+ * (docs/performance.md). A fleet sending rarely puts about one frame per stream in a step
+ * whatever its size. Each reader keeps the tail in memory (sqlite-tail-positions.ts): a few MB
+ * at most.
  */
 export const INDEX_STEP = 16_000;
 
@@ -42,8 +41,8 @@ export function openLogForUpkeep(path: string, options: SqliteLogOptions): Datab
   // index step that finds another process's step under way gives up likewise.
   db.pragma('busy_timeout = 100');
   // A step reads the log's newest pages of `events_tail` and rewrites a leaf of the index per stream; both
-  // come from the OS's page cache as fast (a 16 MB cache for the index made no difference on the aged
-  // index of npm run bench -- stream-index), and this thread should not hold the writer's 64 MB.
+  // come from the OS's page cache as fast (docs/performance.md), and this thread should not hold the
+  // writer's 64 MB.
   db.pragma('cache_size = -2048');
   return db;
 }

@@ -27,8 +27,8 @@ export class LogWriter {
    * The transaction's first statement: it takes the log's write lock (BEGIN IMMEDIATE would take
    * the stream index's too) and nothing else. A DELETE that matches nothing compiles to the lock
    * and a halt; the UPDATE it replaced (`SET id = id`) also opened a temporary b-tree on every
-   * run, whose fresh page cache was malloc'd and touched each time: 3.7% of the log writer's
-   * thread in the open-loop ingest bench (`perf`), where commits are small and many.
+   * run, whose fresh page cache was malloc'd and touched each time, a cost that shows where
+   * commits are small and many (docs/performance.md).
    */
   private readonly claimLog: Database.Statement;
 

@@ -36,10 +36,10 @@ CREATE INDEX IF NOT EXISTS events_tail ON events (position, stream_id, revision)
  * from it. Apart, its steps take the index's write lock, never the log's, so no append waits
  * for one, and its pages can be small: a log that has run a while gives each device's
  * newest entries a leaf of their own, which every step that holds the device rewrites
- * (`npm run bench -- stream-index`; see "The stream index of a log that has run a while" in
- * docs/architecture.md). `through_event` is the id of the event at `indexed_through`: an
- * index that does not match its log (a log restored from a copy, say) is rebuilt at open.
- * `upkeep_lease` says which upkeep thread looks after the log (sqlite-upkeep-lease.ts).
+ * (see docs/architecture.md, The stream index). `through_event` is the id of the event at
+ * `indexed_through`: an index that does not match its log (a log restored from a copy, say)
+ * is rebuilt at open. `upkeep_lease` says which upkeep thread looks after the log
+ * (sqlite-upkeep-lease.ts).
  */
 const STREAM_INDEX_SCHEMA = `
 CREATE TABLE IF NOT EXISTS idx.stream_index (
@@ -114,12 +114,10 @@ export interface SqliteLogOptions {
 }
 
 /**
- * Pages of a log created now. A commit writes each page it changed to the WAL, a frame
- * (and a write call) each; appends change the last pages of the events table and of
- * its id index, so larger pages mean fewer frames per commit. In the closed-loop ingest
- * bench the gateway role acked 86-92k records/s with 16 KB pages against 76-79k with
- * SQLite's 4 KB (8 KB: 85-87k; 32 KB: 90-91k), with no loss in the open loop (ack p99
- * 6.6-7.2 ms against 8.4-9.7) or in a rebuild. A log created with other pages keeps them.
+ * Pages of a log created now: 16 KB. A commit writes each page it changed to the WAL, a
+ * frame (and a write call) each; appends change the last pages of the events table and of
+ * its id index, so larger pages mean fewer frames per commit; 32 KB gained nothing more
+ * (docs/performance.md). A log created with other pages keeps them.
  */
 const LOG_PAGE_SIZE = 16_384;
 

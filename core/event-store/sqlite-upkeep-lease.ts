@@ -4,8 +4,7 @@
  * store and the projections' each have one, and processes scaled out on one data dir have one
  * each. One is enough: checkpoints and index steps act on the files, not on a store. Done twice,
  * a checkpoint pass finds the other's work done and an index step gives up on a busy index, but
- * each still costs its thread: in the closed-loop ingest bench, all roles, the two upkeep
- * threads used 3.4-5.0 µs per record between them, against 2.9-3.4 µs for one.
+ * each still costs its thread (docs/performance.md).
  *
  * So the threads share a lease, a row in the stream index's file (`upkeep_lease`, made with
  * the index's tables in sqlite-schema.ts: derived data, safe to lose with the index). Its

@@ -69,9 +69,7 @@ const FOLLOW_BATCH = 1000;
 /**
  * Appends waiting in this thread are posted to the writer once there are this many, without
  * waiting for the end of the turn: a busy gateway reads hundreds of frames in one turn, and the
- * writer, idle until then, now commits the first of them meanwhile. In the closed-loop ingest
- * bench (1000 devices, four alternated pairs), the gateway role acked 75-81k records/s against
- * 67-72k, with a lower ack p99; 8 did as well, 128 less.
+ * writer, idle until then, now commits the first of them meanwhile (docs/performance.md).
  */
 const POST_EVERY_APPENDS = 32;
 

@@ -24,8 +24,8 @@ export interface DeviceRow {
 
 /**
  * The row seen later, as every report makes it. Every field is spelled out: `{ ...row, last_seen_at }`
- * took V8's slow paths (a copy, then a runtime call for the field defined over it): in a rebuild's
- * profile most of a tenth of the read models' thread; 0.85 against 0.14 µs per fix (microbenchmark).
+ * took V8's slow paths (a copy, then a runtime call for the field defined over it), a share of a
+ * rebuild's read models' thread (docs/performance.md).
  */
 function seenAt(row: DeviceRow, at: number): DeviceRow {
   return {

@@ -46,37 +46,32 @@ export function openHistoryReads(path: string): HistoryReads {
 /**
  * Pages of the history kept in memory by its writer between batches: enough for each
  * device's newest leaf page in a fleet of a few thousand (where its inserts land); a
- * larger fleet's pages come back from the OS cache. A fixed 64 MB added about 50 MB of
- * RSS under the open-loop bench (15,000 devices) for no gain there.
+ * larger fleet's pages come back from the OS cache, and a larger fixed cache only cost
+ * RSS (docs/performance.md).
  */
 const HISTORY_CACHE_PAGES = 4096;
 
 /**
- * Fixes applied in one transaction at most. Each commit writes every page it changed to
- * the WAL, and a fleet's interleaved fixes change a leaf page per device per batch: with
- * a thousand devices, batches of 4,000 wrote each leaf for about four rows. Replaying
- * 500,000 fixes of 1000 devices in the history's runner alone took 6.4-6.7 s in batches
- * of 16,000, against 7.9-8.6 s in batches of 4,000 (a cache sized for the batch in both).
+ * Fixes applied in one transaction at most: batches of 16,000. Each commit writes every page
+ * it changed to the WAL, and a fleet's interleaved fixes change a leaf page per device per
+ * batch, so fewer, larger commits write each leaf for more rows (docs/performance.md).
  */
 const HISTORY_BATCH = 16_000;
 
 /**
  * Fixes applied in one transaction while the history catches up at start (a rebuild, or a
  * backlog after a restart): the API listens once it has, and fewer, larger commits wait less
- * for the disk. The rebuild bench (500,000 fixes): 57,000-62,000 events/s against
- * 47,000-54,000 in batches of 16,000, for the same CPU and peak RSS (the cache stays at its
- * live size: historyCacheSizer).
+ * for the disk, for the same CPU and peak RSS as live batches (the cache stays at its live
+ * size: historyCacheSizer; docs/performance.md).
  */
 const HISTORY_START_BATCH = 48_000;
 
 /**
  * Sizes the writer's page cache for a batch of `events` fixes: every page the batch
  * changes must stay in the cache until the commit, or SQLite spills it to the WAL early
- * and writes it again at the commit (batches of 16,000 in the base cache were no faster
- * than batches of 4,000). A small batch sets the base size back, which frees the rest.
- * Never more than a live batch's (HISTORY_BATCH): a start batch of 48,000 fixes rebuilt as
- * fast in it (57,000 and 62,000 events/s against 55,000 and 57,000), and a cache sized for
- * 48,000 kept 130 MB more RSS after the rebuild, which malloc does not give back.
+ * and writes it again at the commit. A small batch sets the base size back, which frees
+ * the rest. Never more than a live batch's (HISTORY_BATCH): a start batch rebuilds as fast
+ * in it, and a larger cache keeps RSS that malloc does not give back (docs/performance.md).
  */
 export function historyCacheSizer(db: Database.Database): (events: number) => void {
   let pages = 0;
@@ -91,10 +86,9 @@ export function historyCacheSizer(db: Database.Database): (events: number) => vo
 /**
  * Live fixes are committed together up to this long after the first of them: history is read
  * by pages, never followed live, and a runner that committed at every commit notice competed
- * with the gateway for the cores. Under the open-loop bench (15,000 devices, a frame each every
- * 5 s) the ack p99 went from 37-39 ms to 27-28 ms. Each fix is applied as it arrives, in the
- * batch's open transaction (ApplyOnArrivalRunner): waiting in memory for the batch, the fixes
- * outlived the young generation (docs/architecture.md, "The history applies fixes as they arrive").
+ * with the gateway for the cores (docs/performance.md). Each fix is applied as it arrives, in
+ * the batch's open transaction (ApplyOnArrivalRunner): waiting in memory for the batch, the fixes
+ * outlived the young generation (see docs/architecture.md, The position history).
  */
 const HISTORY_LIVE_DELAY_MS = 250;
 
@@ -104,8 +98,7 @@ const HISTORY_LIVE_DELAY_MS = 250;
  * wholly checkpointed, or through a RESTART checkpoint. Applying fixes on arrival, the writer
  * begins its next batch as soon as the last one committed, before the checkpointer's thread
  * has copied it, and that thread's RESTART (core/wal-checkpoint-pass.ts) rarely finds the
- * write lock free between two batches: in a minute of the closed-loop bench the WAL grew to
- * 471 MB (229 MB while fixes waited in memory). With this, it stayed under 122 MB.
+ * write lock free between two batches: left to it, the WAL grows with the log (docs/performance.md).
  */
 const HISTORY_WAL_RESTART_PAGES = 16_384;
 

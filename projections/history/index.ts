@@ -9,10 +9,9 @@
  *
  * An integer key, not (device_id, fix_time, event_id): a table keyed on text
  * columns (WITHOUT ROWID) keeps whole rows in its interior pages, ten of these
- * rows to a page, so every batch rewrote a deep tree. With eight-byte keys
- * inside, a rebuild's inserts wrote 29% less to the WAL, the file is 24%
- * smaller, and the history's thread used 10-13% less CPU per fix
- * (docs/architecture.md, "The history is clustered on an integer key").
+ * rows to a page, so every batch rewrote a deep tree; eight-byte keys inside
+ * write less and keep the file smaller (docs/performance.md; see
+ * docs/architecture.md, The position history).
  *
  * Each row carries the fix as the API lists it: its JSON, made once here by the
  * encoder the composition root hands over (the API's own serializer of its
@@ -49,9 +48,8 @@ const CREATE = `
   ${CREATE_HISTORY_DEVICES};`;
 
 /**
- * Fixes are inserted this many to a statement: one call into SQLite per row was a fifth
- * of a replay's insert time (a microbench of 500k rows: 1.25-1.30 s in 32s, 1.6-1.75 s
- * one by one).
+ * Fixes are inserted this many to a statement: one call into SQLite per row was a fifth of a
+ * replay's insert time (docs/performance.md).
  */
 const ROWS_PER_INSERT = 32;
 /** A row's values: device number, fix time, event id, customer id, item. Its key is made by SQLite, in slot 0. */

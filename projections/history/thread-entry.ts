@@ -2,10 +2,9 @@
  * Worker thread entry: the position history's runner with its own event loop, its own
  * handle on the store and its own database (thread.ts starts it).
  *
- * The thread keeps the process's priority. At nice 10 (stop 41) the open loop's acks were faster,
- * but under a burst the history fell 187,000-292,000 events behind and took 3.3-5.5 s to catch up
- * (0.4-1.9 s at the default), and under a load that lasts its lag would grow past /readyz's bound
- * (docs/architecture.md, "The history's priority, measured again and given back").
+ * The thread keeps the process's priority. At a lower one the open loop's acks were faster, but
+ * under a burst the history fell far behind, and under a load that lasts its lag would grow past
+ * /readyz's bound (docs/performance.md; see docs/architecture.md, The position history).
  */
 import { workerData } from 'node:worker_threads';
 import { createLogger } from '../../core/logger.js';

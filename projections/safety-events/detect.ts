@@ -75,8 +75,8 @@ function onFix(state: DetectorState, id: string, d: PositionRecorded['data'], en
   const over = stepOverspeed(state.overspeed_armed, prev, cur, env.limitKmh);
   const ids = { customerId: d.customer_id, deviceId: d.device_id, driverId: env.driverId };
   // Every field spelled out, in initialState's order: `{ ...state, reports, ... }` went through V8's slow
-  // paths (a copy, then a runtime call per field defined over it). With the trip built the same way (trip.ts),
-  // detect() went from 4.1 to 0.7-0.9 µs per fix (1000 devices' states in memory, microbenchmark).
+  // paths (a copy, then a runtime call per field defined over it), several times the cost of the rest of
+  // detect(); the trip is built the same way (trip.ts; docs/performance.md).
   const next: DetectorState = {
     last_fix: cur,
     clock: Math.max(state.clock, d.fix_time),

@@ -7,7 +7,7 @@ export type Attributes = DecodedRecord['attributes'];
 /**
  * `io<ID>`, built once per id so the hot path allocates no key strings. Allocated whole for every
  * 16-bit id: an array grown by a first write far past its end (id 10800 into an empty one) turns into
- * a hash table, and every lookup then hashed its id (5% of the gateway's thread in the ingest bench).
+ * a hash table, and every lookup then hashed its id (docs/performance.md).
  */
 const IO_KEYS: string[] = new Array<string>(0x1_0000).fill('');
 export function ioKey(id: number): string {
