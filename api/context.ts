@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Clock } from '../core/clock.js';
 import { DEFAULT_HTTP_PORT, defaultPublicUrl } from '../core/config.js';
 import type { EventStore, LogPosition, RecordedEvent } from '../core/event-store/port.js';
+import type { GatewayReading } from '../core/gateway-counters.js';
 import type { Plan } from '../core/events.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { StoreWriteStatus } from '../core/event-store/write-health.js';
@@ -44,29 +45,8 @@ export interface ProjectionsView {
 }
 
 export interface MetricsSources {
-  gateway?: () => {
-    framesAccepted: number;
-    framesRefused: number;
-    recordsStored: number;
-    connectionsAccepted: number;
-    openConnections: number;
-    /** Connections closed at accept, by cap: listener_cap, total_cap, address_cap, address_backoff. */
-    connectionsRejected: Record<string, number>;
-    loginTimeouts: number;
-    acceptErrors: number;
-    /** Refused device input by protocol, then reason. */
-    refusals: Record<string, Record<string, number>>;
-    closedForRefusals: number;
-    /** Connections closed because a newer one of the same device logged in. */
-    connectionsReplaced?: number;
-    /** Connection events not written (quick redials, throttled replacements) and writes that waited for the budget. */
-    connectionEventsSuppressed?: number;
-    connectionEventsDeferred?: number;
-    /** Events about refused devices not written for the shared budget, by kind (unknown_device, login_refused). */
-    deviceEventsSuppressed?: Record<string, number>;
-    /** JT/T 808 auth codes issued. */
-    authCodesIssued?: number;
-  };
+  /** The gateway's counters; null until it has started (it starts after the API listens): nothing to report yet. */
+  gateway?: () => GatewayReading | null;
   /** `failuresByCode`: the failures the store could not write (SQLITE_FULL, ...), by code. */
   storeAppends?: () => { appends: number; events: number; failures: number; failuresByCode?: Record<string, number> };
   storeWrites?: () => StoreWriteStatus;

@@ -153,13 +153,14 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
       } catch {
         storeUp.set(0);
       }
-      if (gateway && sources.gateway) {
-        const s = sources.gateway();
+      const reading = sources.gateway?.();
+      if (gateway && reading) {
+        const s = reading.stats;
         gateway.accepted(s.framesAccepted);
         gateway.refused(s.framesRefused);
         gateway.stored(s.recordsStored);
-        gateway.accepts(s.connectionsAccepted);
-        gateway.open.set(s.openConnections);
+        gateway.accepts(s.connections);
+        gateway.open.set(reading.openConnections);
         gateway.rejected(byLabel('reason', s.connectionsRejected));
         gateway.refusals(
           Object.entries(s.refusals).flatMap(([protocol, reasons]) =>
@@ -169,11 +170,11 @@ export function createMetrics(app: FastifyInstance, projections: ProjectionsView
         gateway.closedForRefusals(s.closedForRefusals);
         gateway.loginTimeouts(s.loginTimeouts);
         gateway.acceptErrors(s.acceptErrors);
-        gateway.replaced(s.connectionsReplaced ?? 0);
-        gateway.connectionEventsSuppressed(s.connectionEventsSuppressed ?? 0);
-        gateway.connectionEventsDeferred(s.connectionEventsDeferred ?? 0);
-        gateway.deviceEventsSuppressed(byLabel('kind', s.deviceEventsSuppressed ?? {}));
-        gateway.authCodesIssued(s.authCodesIssued ?? 0);
+        gateway.replaced(s.connectionsReplaced);
+        gateway.connectionEventsSuppressed(s.connectionEventsSuppressed);
+        gateway.connectionEventsDeferred(s.connectionEventsDeferred);
+        gateway.deviceEventsSuppressed(byLabel('kind', s.deviceEventsSuppressed));
+        gateway.authCodesIssued(s.authCodesIssued);
       }
       if (store && sources.storeAppends) {
         const s = sources.storeAppends();

@@ -9,6 +9,7 @@
  * done for it.
  */
 import { readFileSync } from 'node:fs';
+import type { ConnectionRejection } from '../core/gateway-counters.js';
 
 export interface FileLimit {
   /** The soft RLIMIT_NOFILE: the most descriptors this process may have open. */
@@ -61,7 +62,7 @@ export function totalConnectionCap(limit: FileLimit, configured: number | null):
   return limit.source === 'assumed' ? configured : Math.min(configured, bound);
 }
 
-export type Rejection = 'total_cap' | 'address_cap' | 'address_backoff';
+export type Rejection = Exclude<ConnectionRejection, 'listener_cap'>;
 
 /** First and longest time an address that hit its cap is turned away at accept. */
 export const MIN_BACKOFF_MS = 1_000;

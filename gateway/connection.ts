@@ -18,7 +18,7 @@ import { DecodeError } from './codec/reader.js';
 import { DeviceDirectory, identityLabel } from './directory.js';
 import type { LogThrottle } from './log-throttle.js';
 import type { Decoded, DeviceIdentity, ProtocolModule, ProtocolName, SessionInfo } from './protocol.js';
-import type { GatewayStats } from './stats.js';
+import type { GatewayCounters } from './stats.js';
 import { recordsToEvents } from './to-events.js';
 import type { DisconnectReason } from './presence.js';
 import type { RefusedLoginLog } from './refused-logins.js';
@@ -33,7 +33,7 @@ export interface ConnectionDeps {
   directory: DeviceDirectory;
   unknownDevices: UnknownDeviceLog;
   refusedLogins: RefusedLoginLog;
-  stats: GatewayStats;
+  stats: GatewayCounters;
   /** Shared by every connection: refusal log lines at most once per interval per remote address. */
   refusalLog: LogThrottle;
   /** Shared by every connection: at most one JT/T 808 auth code per device per interval. */

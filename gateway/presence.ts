@@ -20,7 +20,7 @@ import type { Logger } from '../core/logger.js';
 import { streams } from '../core/streams.js';
 import type { KeyedThrottle } from './keyed-throttle.js';
 import { LogThrottle } from './log-throttle.js';
-import type { GatewayStats } from './stats.js';
+import type { GatewayCounters } from './stats.js';
 import type { TokenBucket } from '../core/token-bucket.js';
 
 export type DisconnectReason = DeviceDisconnected['data']['reason'];
@@ -39,7 +39,7 @@ export interface PresenceDeps {
   store: EventStore;
   clock: Clock;
   log: Logger;
-  stats: GatewayStats;
+  stats: GatewayCounters;
   /** Shared by the connection events of every device. */
   bucket: TokenBucket;
   /** Per-device limit (and shared budget) of `DeviceConnectionReplaced` events. */

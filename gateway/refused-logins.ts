@@ -12,7 +12,7 @@ import type { Logger } from '../core/logger.js';
 import { streams } from '../core/streams.js';
 import { appendFailureLevel } from '../core/event-store/write-health.js';
 import type { KeyedThrottle } from './keyed-throttle.js';
-import type { GatewayStats } from './stats.js';
+import type { GatewayCounters } from './stats.js';
 
 export class RefusedLoginLog {
   constructor(
@@ -20,7 +20,7 @@ export class RefusedLoginLog {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly throttle: KeyedThrottle,
-    private readonly stats: GatewayStats,
+    private readonly stats: GatewayCounters,
   ) {}
 
   async protocolMismatch(claim: DeviceClaim, protocol: DeviceProtocol, bound: DeviceProtocol, remoteAddress: string): Promise<void> {

@@ -13,7 +13,7 @@ import { ConnectionAdmission, readFileLimit, totalConnectionCap, type FileLimit 
 import { DeviceDirectory } from './directory.js';
 import type { ProtocolModule, ProtocolName } from './protocol.js';
 import { LogThrottle } from './log-throttle.js';
-import { newStats, type ConnectionRejection, type GatewayStats } from './stats.js';
+import { newStats, type ConnectionRejection, type GatewayCounters } from './stats.js';
 import { KeyedThrottle } from './keyed-throttle.js';
 import { DevicePresence } from './presence.js';
 import { RefusedLoginLog } from './refused-logins.js';
@@ -68,7 +68,7 @@ export const CONNECTION_EVENT_PER_SECOND = 100;
 export const DEFAULT_RECONNECT_GRACE_MS = 5_000;
 
 export class Gateway {
-  readonly stats: GatewayStats = newStats();
+  readonly stats: GatewayCounters = newStats();
   private readonly servers: Array<{ protocol: ProtocolName; server: Server }> = [];
   private readonly connections = new Set<DeviceConnection>();
   private readonly presence: DevicePresence;

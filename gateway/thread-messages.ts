@@ -1,11 +1,10 @@
 /** What the gateway's thread (thread-entry.ts) and its host (thread.ts) say to each other. */
 import type { AppendCounts } from '../core/event-store/counting.js';
+import type { GatewayReading } from '../core/gateway-counters.js';
 import type { ProtocolName } from './protocol.js';
-import type { GatewayStats } from './stats.js';
 
-export interface GatewaySnapshot {
-  stats: GatewayStats;
-  openConnections: number;
+/** The gateway's counters, and the appends of the thread's own handle on the store (write health). */
+export interface GatewaySnapshot extends GatewayReading {
   appends: AppendCounts;
 }
 

@@ -10,7 +10,7 @@ import type { Config } from '../core/config.js';
 import { startRoleThread, threadEntry } from '../core/role-thread.js';
 import { newAppendCounts, type AppendCounts } from '../core/event-store/counting.js';
 import type { ProtocolName } from './protocol.js';
-import { newStats, type GatewayStats } from './stats.js';
+import { newStats, type GatewayCounters } from './stats.js';
 import type { FromGatewayThread, GatewaySnapshot, ToGatewayThread } from './thread-messages.js';
 
 const ENTRY = threadEntry(import.meta.url, 'thread-entry');
@@ -38,7 +38,7 @@ export class GatewayThread {
     return { thread: new GatewayThread(t.worker, t.stopping), ports: t.started.ports };
   }
 
-  get stats(): GatewayStats {
+  get stats(): GatewayCounters {
     return this.latest.stats;
   }
 

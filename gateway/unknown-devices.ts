@@ -11,7 +11,7 @@ import { contentUuid } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { streams } from '../core/streams.js';
 import type { KeyedThrottle } from './keyed-throttle.js';
-import type { GatewayStats } from './stats.js';
+import type { GatewayCounters } from './stats.js';
 
 export class UnknownDeviceLog {
   constructor(
@@ -19,7 +19,7 @@ export class UnknownDeviceLog {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly throttle: KeyedThrottle,
-    private readonly stats: GatewayStats,
+    private readonly stats: GatewayCounters,
   ) {}
 
   async record(identifier: string, protocol: string, remoteAddress: string): Promise<void> {

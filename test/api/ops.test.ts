@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomUuid } from '../../core/ids.js';
 import { streams } from '../../core/streams.js';
+import { newStats } from '../../gateway/stats.js';
 import type { StoreWriteStatus } from '../../core/event-store/write-health.js';
 import { startApiHarness, type ApiHarness, type HarnessOptions } from '../support/api-harness.js';
 import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
@@ -97,16 +98,19 @@ describe('/healthz and /readyz', () => {
 describe('/metrics', () => {
   it('exposes gateway, store, projection and HTTP metrics in the Prometheus text format', async () => {
     const gateway = {
-      framesAccepted: 42,
-      framesRefused: 3,
-      recordsStored: 40,
-      connectionsAccepted: 7,
+      stats: {
+        ...newStats(),
+        framesAccepted: 42,
+        framesRefused: 3,
+        recordsStored: 40,
+        connections: 7,
+        connectionsRejected: { listener_cap: 0, total_cap: 2, address_cap: 9, address_backoff: 11 },
+        loginTimeouts: 4,
+        acceptErrors: 1,
+        refusals: { jt808: { truncated: 8, junk: 2 }, gt06: { bad_checksum: 3 } },
+        closedForRefusals: 1,
+      },
       openConnections: 5,
-      connectionsRejected: { listener_cap: 0, total_cap: 2, address_cap: 9, address_backoff: 11 },
-      loginTimeouts: 4,
-      acceptErrors: 1,
-      refusals: { jt808: { truncated: 8, junk: 2 }, gt06: { bad_checksum: 3 } },
-      closedForRefusals: 1,
     };
     const appends = { appends: 12, events: 30, failures: 1, failuresByCode: { SQLITE_FULL: 1 } };
     await start({ metrics: { gateway: () => gateway, storeAppends: () => appends } });
@@ -143,7 +147,7 @@ describe('/metrics', () => {
     expect(text).not.toContain('dev_nope');
 
     // Counters follow their sources between scrapes.
-    gateway.framesAccepted = 50;
+    gateway.stats.framesAccepted = 50;
     expect((await h.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^fleet_gateway_frames_accepted_total 50$/m);
   });
 
