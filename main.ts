@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * Composition root: reads the configuration, opens the store and starts the
- * roles asked for (gateway, projections, api; all by default, one process on
- * the embedded store). Also the `fleet` command line (COMMANDS below; `fleet help`).
+ * Composition root: reads the configuration, opens the store, starts the roles asked for (gateway,
+ * projections, api, webhooks; all by default), wires them together and handles signals. Each role
+ * starts through its folder's role.ts. Also the `fleet` command line (COMMANDS below; `fleet help`).
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -13,35 +13,32 @@ import { countAppends, sumAppendCounts } from './core/event-store/counting.js';
 import { StoreWriteHealth } from './core/event-store/write-health.js';
 import { openEventStore } from './core/event-store/open.js';
 import type { EventStore } from './core/event-store/port.js';
-import type { Plan } from './core/events.js';
 import { createLogger, type Logger } from './core/logger.js';
+import type { Plan } from './core/events.js';
 import { PLANS, createCustomer, setCustomerRateLimit, setCustomerWebhookLimit } from './core/commands/customers.js';
 import { CommandRejected } from './core/commands/rejection.js';
 import { ensureDemoCustomer, type DataDirDemo } from './core/demo-customer.js';
 import { generatePassword } from './core/passwords.js';
 import { limitHeapGrowthFromNowOn } from './core/heap-growth.js';
+import type { RoleContext } from './core/role.js';
 import { startRoleThread, threadEntry } from './core/role-thread.js';
-import { nameThisThread } from './core/thread-name.js';
-import type { Gateway } from './gateway/server.js';
-import type { GatewayThread } from './gateway/thread.js';
-import type Database from 'better-sqlite3';
-import { historyItemEncoderModule } from './api/history-item-module.js';
-import type { HistoryRole, ProjectionRunner } from './projections/index.js';
-import { dropHistoryFromReadModels, historyDbPath, openHistoryReads, type HistoryReads } from './projections/history/database.js';
-import { HistoryThread } from './projections/history/thread.js';
-import { openReadModelDb, readModelsDbPath } from './projections/runner.js';
-import type { WebhookDeliveryAccess } from './projections/webhooks/index.js';
-import { checkpointInBackground, type WalCheckpointer } from './core/wal-checkpointer.js';
 import { SecretBox } from './core/secret-box.js';
+import { nameThisThread } from './core/thread-name.js';
+import { startGateway, type GatewayRole } from './gateway/role.js';
+import { historyItemEncoderModule } from './api/history-item-module.js';
+import type { ApiRole } from './api/role.js';
+import type { ProjectionRunner } from './projections/index.js';
+import { startProjections } from './projections/role.js';
+import { startWebhooks, type WebhooksRole } from './projections/webhooks/role.js';
 
 export interface RunningPlatform {
   ports: { http: number | null; teltonika: number | null; gt06: number | null; jt808: number | null };
   store: EventStore;
   /** In this thread, or in a thread of its own (StartOptions.threads). */
-  gateway: Pick<Gateway, 'stats' | 'openConnections' | 'stop'> | null;
+  gateway: GatewayRole | null;
   runner: ProjectionRunner | null;
   /** In this thread, or in a thread of its own (StartOptions.threads). */
-  webhooks: (WebhookDeliveryAccess & { stop(): Promise<void> }) | null;
+  webhooks: WebhooksRole | null;
   /** Applies everything the store holds now to every read model, the history included (none without the roles). */
   catchUp(): Promise<void>;
   stop(): Promise<void>;
@@ -49,11 +46,9 @@ export interface RunningPlatform {
 
 export interface StartOptions {
   /**
-   * Runs the gateway, webhook delivery and the position history each in a worker thread
-   * of its own (gateway/thread.ts, projections/webhooks/thread.ts,
-   * projections/history/thread.ts), so acks never wait behind projections or API
-   * requests, signing and sending webhooks does not share their thread, and the
-   * history's rows are applied beside the other read models. `fleet` does so whenever a
+   * Runs the gateway, webhook delivery and the position history each in a worker thread of its own, so
+   * acks never wait behind projections or API requests, signing and sending webhooks does not share their
+   * thread, and the history's rows are applied beside the other read models. `fleet` does so whenever a
    * role shares the process with another.
    */
   threads?: boolean;
@@ -62,41 +57,26 @@ export interface StartOptions {
 }
 
 /**
- * The read models' database (the API serves from it, this thread keeps it), with a history of
- * an older layout moved out of it; the history's readers' connection; and with
- * `onThreadFailure` the history's thread started.
+ * Starts the asked roles; resolves once every listener is up. In order: the history's thread (it replays on
+ * the other core while this thread does the rest), webhook delivery, the read models' catch-up, the API
+ * (listening once the history has caught up), the gateway last; stop() goes the other way.
  */
-function openReadModels(
-  config: Config,
-  onThreadFailure: ((err: Error) => void) | null,
-): { db: Database.Database; historyReads: HistoryReads; historyThread: Promise<HistoryThread> | null } {
-  const db = openReadModelDb(readModelsDbPath(config.dataDir));
-  dropHistoryFromReadModels(db);
-  const historyReads = openHistoryReads(historyDbPath(config.dataDir));
-  if (!onThreadFailure) return { db, historyReads, historyThread: null };
-  const historyThread = HistoryThread.start(config, historyItemEncoderModule, onThreadFailure);
-  // Awaited once this thread has caught up (startPlatform); a failure before that is not unhandled.
-  historyThread.catch(() => {});
-  return { db, historyReads, historyThread };
-}
-
-/** Starts the asked roles; resolves once every listener is up. */
 export async function startPlatform(config: Config, roles: readonly Role[], log: Logger, options: StartOptions = {}): Promise<RunningPlatform> {
   const clock = systemClock;
-  // Every role appends through the counted store, so /metrics sees the process's appends. Opened (and created) before
-  // any thread opens its own handle on it.
+  // Every role in this thread appends through the counted store, so /metrics sees the process's appends. Opened
+  // (and created) before any thread opens its own handle on it.
   const { store, counts: appendCounts } = countAppends(await openEventStore(config.store, clock));
-  const onThreadFailure = options.onThreadFailure ?? ((err: Error) => log.error({ err }, 'role thread failed'));
-  // The history's thread starts before this thread loads the roles' modules (below): it loads its own and
-  // replays on the other core meanwhile (started after them, it was the last to catch up in a rebuild).
-  const readModels = roles.includes('projections') || roles.includes('api') ? openReadModels(config, options.threads ? onThreadFailure : null) : null;
-  let runner: ProjectionRunner | null = null;
-  let history: HistoryRole | null = null;
-  let readModelCheckpointer: WalCheckpointer | null = null;
-  let gateway: RunningPlatform['gateway'] = null;
-  let gatewayThread: GatewayThread | null = null;
+  const ctx: RoleContext = {
+    config,
+    store,
+    clock,
+    log,
+    threads: options.threads ?? false,
+    onThreadFailure: options.onThreadFailure ?? ((err: Error) => log.error({ err }, 'role thread failed')),
+  };
+  let gateway: GatewayRole | null = null;
   // The process's one "store writable" state: this thread's appends and probes, and the gateway thread's as its snapshots bring them.
-  const appendSources = () => (gatewayThread ? [appendCounts, gatewayThread.appends] : [appendCounts]);
+  const appendSources = () => [appendCounts, ...(gateway?.appends ? [gateway.appends()] : [])];
   const writeHealth = new StoreWriteHealth({
     clock,
     log: log.child({ role: 'store' }),
@@ -105,123 +85,71 @@ export async function startPlatform(config: Config, roles: readonly Role[], log:
   });
   const stopWriteHealth = writeHealth.start();
   const storeWrites = () => writeHealth.status();
-  let stopApp: (() => Promise<void>) | null = null;
-  const ports: RunningPlatform['ports'] = { http: null, teltonika: null, gt06: null, jt808: null };
-  // Loaded once: a key file is created on the first start, and every role seals and opens with the same key.
-  const secretBox = SecretBox.load(config.secretKey);
-  let webhooks: RunningPlatform['webhooks'] = null;
   // Each role loads its modules as it starts, rather than with this file: the process's main thread, which only
-  // watches the platform's thread (commandStart), and the operator commands start without them (0.6 s for all),
-  // and a process loads only the roles it runs.
-  if (roles.includes('webhooks')) {
-    if (options.threads) {
-      const { WebhookThread } = await import('./projections/webhooks/thread.js');
-      webhooks = await WebhookThread.start(config, secretBox, clock, onThreadFailure);
-    } else {
-      const { webhookDeliveryFromConfig } = await import('./projections/webhooks/from-config.js');
-      const inProcess = webhookDeliveryFromConfig(config, store, clock, log.child({ role: 'webhooks' }), secretBox);
-      await inProcess.start();
-      webhooks = inProcess;
-    }
+  // watches the platform's thread (commandStart), and the operator commands start without them, and a process
+  // loads only the roles it runs. Once the history's thread runs and before the read models' catch-up, which
+  // holds this thread: the secret key loads (one for every role; its file, beside the data directory the read
+  // models' database created, is written on the first start), webhook delivery starts, the API's modules load.
+  const early: { secretBox: SecretBox | null; webhooks: WebhooksRole | null; api: typeof import('./api/role.js') | null } = {
+    secretBox: null,
+    webhooks: null,
+    api: null,
+  };
+  const beforeCatchUp = async () => {
+    early.secretBox = SecretBox.load(config.secretKey);
+    if (roles.includes('webhooks')) early.webhooks = await startWebhooks(ctx, early.secretBox);
+    if (roles.includes('api')) early.api = await import('./api/role.js');
+  };
+  // The API serves from the read models this thread keeps: it runs them too.
+  const projections =
+    roles.includes('projections') || roles.includes('api')
+      ? await startProjections(ctx, {
+          historyEncoder: { module: historyItemEncoderModule, load: async () => (await import('./api/history-item.js')).historyItemJson },
+          beforeCatchUp,
+        })
+      : null;
+  if (!projections) await beforeCatchUp();
+  const { webhooks } = early;
+  let api: ApiRole | null = null;
+  if (projections && early.api) {
+    api = await early.api.startApi(ctx, {
+      secretBox: early.secretBox!,
+      readModels: projections.reads,
+      webhookDelivery: webhooks,
+      metrics: {
+        // The gateway thread appends through its own handle on the store: its counts are added.
+        storeAppends: () => sumAppendCounts(appendSources()),
+        storeWrites,
+        // The gateway starts after the API (below); until then, and without that role, there is nothing to report.
+        ...(roles.includes('gateway') ? { gateway: () => gateway?.metrics() ?? null } : {}),
+      },
+      storeWrites,
+      listenAfter: projections.historyCaughtUp,
+    });
+  } else {
+    await projections?.historyCaughtUp;
   }
-
-  if (readModels) {
-    const { db, historyReads, historyThread } = readModels;
-    const [{ ProjectionRunner, readModelProjections, startHistory }, apiModules] = await Promise.all([
-      import('./projections/index.js'),
-      // Before the catch-up, which holds this thread: the history's thread replays on the other core meanwhile.
-      roles.includes('api') ? Promise.all([import('./api/app.js'), import('./api/server.js'), import('./projections/view.js')]) : null,
-    ]);
-    const inProcessHistory = async () => {
-      const { historyItemJson } = await import('./api/history-item.js');
-      return startHistory(store, historyDbPath(config.dataDir), historyItemJson, log.child({ role: 'history' }));
-    };
-    // Projection batches and API requests share this thread: checkpoints (and their fsync) run beside it.
-    readModelCheckpointer = checkpointInBackground(db);
-    // Batches of 16,000 while it catches up at start (the API is built after): a replay of 500,000 fixes of
-    // 1000 devices took 5.2-5.4 s in this thread alone, against 5.7-6.2 s in the live path's 4,000.
-    runner = new ProjectionRunner(store, db, readModelProjections(), log.child({ role: 'projections' }), { startBatch: 16_000 });
-    // The history catches up beside the other read models: a replay or a backlog is applied on two cores.
-    const historyStarting = historyThread ?? inProcessHistory();
-    // Awaited after this thread's own catch-up: a failure meanwhile is not unhandled.
-    historyStarting.catch(() => {});
-    await runner.start();
-    if (apiModules) {
-      const [{ buildApp }, { listen, stopApi }, { runnerView }] = apiModules;
-      const r = runner;
-      // Built (its route schemas compiled) while the history may still be catching up; it listens once that is done.
-      const app = await buildApp(
-        {
-          store,
-          clock,
-          readModelDb: db,
-          historyDbPath: historyDbPath(config.dataDir),
-          // After the read-model database: opening it created the data directory, beside which the key file lives.
-          secretBox,
-          waitFor: (p) => r.waitFor(p),
-          catchUp: () => r.catchUp(),
-          projections: runnerView(r, historyReads, store, clock),
-          storeWrites,
-          webhookDelivery: webhooks,
-          settings: {
-            publicUrl: config.publicUrl,
-            allowPrivateWebhookUrls: config.allowPrivateWebhookUrls,
-            panelTileUrl: config.panelTileUrl,
-            panelTileAttribution: config.panelTileAttribution,
-          },
-          metrics: {
-            // The gateway thread appends through its own handle on the store: its counts are added.
-            storeAppends: () => sumAppendCounts(appendSources()),
-            storeWrites,
-            // The gateway starts after the API (below); until then, and without that role, there is nothing to report.
-            ...(roles.includes('gateway') ? { gateway: () => (gateway ? { stats: gateway.stats, openConnections: gateway.openConnections } : null) } : {}),
-          },
-        },
-        log.child({ role: 'api' }),
-      );
-      stopApp = () => stopApi(app);
-      await app.ready();
-      history = await historyStarting;
-      ports.http = await listen(app, config.httpHost, config.httpPort);
-    } else {
-      history = await historyStarting;
-    }
-  }
-  if (roles.includes('gateway')) {
-    let bound: Record<'teltonika' | 'gt06' | 'jt808', number>;
-    if (options.threads) {
-      const { GatewayThread } = await import('./gateway/thread.js');
-      const started = await GatewayThread.start(config, onThreadFailure);
-      gatewayThread = started.thread;
-      gateway = started.thread;
-      bound = started.ports;
-    } else {
-      const { gatewayFromConfig } = await import('./gateway/from-config.js');
-      const inProcess = gatewayFromConfig(config, store, clock, log.child({ role: 'gateway' }));
-      gateway = inProcess;
-      bound = await inProcess.start();
-    }
-    ports.teltonika = bound.teltonika;
-    ports.gt06 = bound.gt06;
-    ports.jt808 = bound.jt808;
-  }
+  if (roles.includes('gateway')) gateway = await startGateway(ctx);
+  const ports: RunningPlatform['ports'] = {
+    http: api?.port ?? null,
+    teltonika: gateway?.ports.teltonika ?? null,
+    gt06: gateway?.ports.gt06 ?? null,
+    jt808: gateway?.ports.jt808 ?? null,
+  };
   return {
     ports,
     store,
     gateway,
-    runner,
+    runner: projections?.runner ?? null,
     webhooks,
     async catchUp() {
-      await Promise.all([runner?.catchUp(), history?.catchUp()]);
+      await projections?.catchUp();
     },
     async stop() {
-      // Devices first (their last acks need the store), then the API, then the log.
+      // Devices first (their last acks need the store), then the API, the runners, webhooks, then the log.
       await gateway?.stop();
-      await stopApp?.();
-      await runner?.stop();
-      await history?.stop();
-      readModels?.historyReads.close();
-      readModelCheckpointer?.close();
+      await api?.stop();
+      await projections?.stop();
       await webhooks?.stop();
       stopWriteHealth();
       await store.close();

@@ -100,7 +100,7 @@ describe('caps', () => {
     }, 300);
     try {
       await until(() => attackers.filter((a) => a.closed).length === 150, 20_000, '150 attacker connections closed');
-      expect(gateway.openConnections).toBe(50);
+      expect(gateway.metrics().openConnections).toBe(50);
 
       const health = await fetch(`${p.base}/healthz`);
       expect(health.status).toBe(200);
@@ -115,7 +115,7 @@ describe('caps', () => {
       // The total cap (60) holds against a third address: 50 + 1 open, 9 more fit.
       const others = await Promise.all(Array.from({ length: 20 }, () => open(ports.gt06!, '127.0.0.3')));
       await until(() => others.filter((c) => c.closed).length === 11, 10_000, '11 connections over the total closed');
-      expect(gateway.openConnections).toBe(60);
+      expect(gateway.metrics().openConnections).toBe(60);
       expect(attackers.filter((a) => !a.closed)).toHaveLength(50);
 
       const metrics = await (await fetch(`${p.base}/metrics`)).text();
