@@ -25,6 +25,11 @@ describe('import boundaries', () => {
     ['projections/devices/x.ts', '../../gateway/server.js'],
     ['projections/x.ts', '../api/read-models.js'],
     ['api/routes/x.ts', '../../gateway/server.js'],
+    ['cli/x.ts', '../gateway/server.js'],
+    ['cli/x.ts', '../projections/index.js'],
+    ['cli/x.ts', '../main.js'],
+    ['core/x.ts', '../cli/index.js'],
+    ['api/x.ts', '../cli/index.js'],
   ])('%s may not import %s', async (file, specifier) => {
     const errors = await restrictedImports(file, specifier);
     expect(errors).toHaveLength(1);
@@ -40,6 +45,8 @@ describe('import boundaries', () => {
     ['core/commands/x.ts', '../events.js'],
     ['main.ts', './gateway/server.js'],
     ['main.ts', './api/app.js'],
+    ['main.ts', './cli/index.js'],
+    ['cli/x.ts', '../core/commands/customers.js'],
     ['test/gateway/x.ts', '../../gateway/server.js'],
     ['test/x.ts', '../api/app.js'],
   ])('%s may import %s', async (file, specifier) => {
