@@ -4,7 +4,7 @@
  * distinct and sorted, so the same filter always hashes to the same cursor;
  * an unknown value is a 400 pointing at its parameter.
  */
-import { matchesKinds } from '../projections/webhooks/kind-filter.js';
+import { matchesKinds } from '../core/webhook-kinds.js';
 import { ApiError } from './problem.js';
 
 /** Distinct, sorted; null when the parameter was not sent. */
@@ -21,7 +21,7 @@ function badKind(part: string, pointer: string): ApiError {
 /**
  * Exact kinds and `prefix.*` (or `*`), expanded to the kinds of `known` they
  * match; the pattern grammar is the one webhook endpoints subscribe with
- * (projections/webhooks/kind-filter.ts). A part matching none of `known` is refused.
+ * (core/webhook-kinds.ts). A part matching none of `known` is refused.
  */
 export function parseKindList(raw: string | undefined, known: readonly string[], pointer: string): string[] | null {
   const parts = commaList(raw);

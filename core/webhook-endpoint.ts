@@ -1,9 +1,32 @@
 /**
- * Pure rules for a webhook endpoint's read-model row: what the management API
- * shows. The signing secret is never part of it (sealed or not): only when
- * it was last rotated and until when the previous one still signs.
+ * A webhook endpoint's rules: what makes one valid (its URL, its event
+ * patterns, its secret's form), which the endpoint commands apply for the API,
+ * the CLI and tests alike, and its read-model row, what the management API
+ * shows. The signing secret is never part of the row (sealed or not): only
+ * when it was last rotated and until when the previous one still signs.
  */
+import { randomBytes } from 'node:crypto';
 import type { DomainEvent, WebhookEndpointCreated, WebhookEndpointDisabled } from './events.js';
+import { parseKindPattern } from './webhook-kinds.js';
+import { checkWebhookUrl } from './webhook-url.js';
+
+export const SECRET_PREFIX = 'whsec_';
+
+/** A fresh endpoint secret: `whsec_` + 32 random bytes, base64url. */
+export function generateWebhookSecret(): string {
+  return SECRET_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** Why `url` may not receive webhooks (`allowPrivate`: the deployment's development setting), or null when it may. */
+export function webhookUrlProblem(url: string, { allowPrivate }: { allowPrivate: boolean }): string | null {
+  const check = checkWebhookUrl(url, { allowPrivate });
+  return check.ok ? null : check.reason;
+}
+
+/** True when `pattern` is an exact kind, a `prefix.*` naming at least one kind, or `*`. */
+export function isKindPattern(pattern: string): boolean {
+  return parseKindPattern(pattern) !== null;
+}
 
 /** The configuration the endpoint was created with (as changed since), and what the platform did to it. */
 export interface WebhookEndpointRow

@@ -7,7 +7,6 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createWebhook, deleteWebhook, rotateWebhookSecret, updateWebhook } from '../../core/commands/webhooks.js';
-import { webhookRules } from '../../projections/webhooks/endpoint-rules.js';
 import { settingsOf, type ApiContext } from '../context.js';
 import { NO_STORE } from '../no-store.js';
 import { ListCursor, idKey } from '../pagination.js';
@@ -34,7 +33,7 @@ const cursors = new ListCursor('webhooks', idKey);
 export async function webhooksRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const db = ctx.readModelDb;
-  const rules = webhookRules(ctx.secretBox, { allowPrivate: settingsOf(ctx).allowPrivateWebhookUrls });
+  const settings = { box: ctx.secretBox, allowPrivate: settingsOf(ctx).allowPrivateWebhookUrls };
 
   const current = (customerId: string, id: string) => {
     const row = webhookById(db, customerId, id);
@@ -56,7 +55,7 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     },
     async (request, reply) => {
       const auth = authOf(request);
-      const created = await createWebhook(ctx.store, ctx.clock, rules, { ...request.body, customer_id: auth.customerId });
+      const created = await createWebhook(ctx.store, ctx.clock, settings, { ...request.body, customer_id: auth.customerId });
       await ctx.waitFor(created.position);
       const row = webhookById(db, auth.customerId, created.webhook_id);
       if (!row) throw new Error(`webhook ${created.webhook_id} missing from the read model after creation`);
@@ -108,7 +107,7 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     },
     async (request) => {
       const auth = authOf(request);
-      const position = await updateWebhook(ctx.store, ctx.clock, rules, { customer_id: auth.customerId, webhook_id: request.params.id, changes: request.body });
+      const position = await updateWebhook(ctx.store, ctx.clock, settings, { customer_id: auth.customerId, webhook_id: request.params.id, changes: request.body });
       if (position) await ctx.waitFor(position);
       return webhookBody(current(auth.customerId, request.params.id));
     },
@@ -149,7 +148,7 @@ export async function webhooksRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     },
     async (request, reply) => {
       const auth = authOf(request);
-      const rotated = await rotateWebhookSecret(ctx.store, ctx.clock, rules, {
+      const rotated = await rotateWebhookSecret(ctx.store, ctx.clock, settings, {
         customer_id: auth.customerId,
         webhook_id: request.params.id,
         grace_period_s: request.body?.grace_period_s,

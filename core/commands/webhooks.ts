@@ -6,28 +6,25 @@
  * (disabled by the platform, redelivery and replay requests): appends use
  * the revision they decided on and decide again when another event got in.
  *
- * The rules a URL and an event pattern must follow live outside core (the
- * delivery engine applies them too); they come in as `WebhookRules`, built by
- * projections/webhooks/endpoint-rules.ts for every caller alike.
+ * What makes an endpoint valid is core/webhook-endpoint.ts's; what the
+ * deployment decides (the server's SecretBox, whether private addresses may
+ * receive) comes in as `WebhookSettings`.
  */
 import type { Clock } from '../clock.js';
 import type { WebhookEndpointCreated, WebhookEndpointUpdated } from '../events.js';
 import type { EventStore, LogPosition } from '../event-store/port.js';
 import { newId } from '../ids.js';
 import { streams } from '../streams.js';
-import { evolveWebhookEndpoint, type WebhookEndpointRow } from '../webhook-endpoint.js';
+import type { SecretBox } from '../secret-box.js';
+import { evolveWebhookEndpoint, generateWebhookSecret, isKindPattern, webhookUrlProblem, type WebhookEndpointRow } from '../webhook-endpoint.js';
 import { type Aggregate, type NewEvent, handle, load } from './handler.js';
 import { CommandRejected } from './rejection.js';
 
-export interface WebhookRules {
-  /** Seals a secret for storage (SecretBox.seal). */
-  seal(plaintext: string): string;
-  /** A fresh `whsec_…` secret. */
-  newSecret(): string;
-  /** Why `url` may not receive webhooks in this deployment, or null when it may. */
-  urlProblem(url: string): string | null;
-  /** True when `pattern` is an exact kind, a `prefix.*` naming at least one kind, or `*`. */
-  isKindPattern(pattern: string): boolean;
+export interface WebhookSettings {
+  /** Seals secrets for storage. */
+  box: Pick<SecretBox, 'seal'>;
+  /** FLEET_WEBHOOK_ALLOW_PRIVATE: private addresses and plain http may receive (development). */
+  allowPrivate: boolean;
 }
 
 export const MAX_EVENT_PATTERNS = 50;
@@ -96,10 +93,10 @@ export function decideCreateWebhook(row: WebhookEndpointRow | null, created: Web
 export async function createWebhook(
   store: EventStore,
   clock: Clock,
-  rules: WebhookRules,
+  settings: WebhookSettings,
   input: CreateWebhookInput,
 ): Promise<{ webhook_id: string; secret: string; position: LogPosition }> {
-  const fields = await checkFields(store, rules, input.customer_id, {
+  const fields = await checkFields(store, settings, input.customer_id, {
     url: input.url,
     events: input.events,
     device_ids: input.device_ids ?? null,
@@ -108,7 +105,7 @@ export async function createWebhook(
   });
   const now = clock.now();
   const webhookId = newId('whk', now);
-  const secret = rules.newSecret();
+  const secret = generateWebhookSecret();
   const created: WebhookEndpointCreated['data'] = {
     webhook_id: webhookId,
     customer_id: input.customer_id,
@@ -117,7 +114,7 @@ export async function createWebhook(
     device_ids: fields.device_ids ?? null,
     description: fields.description ?? null,
     enabled: fields.enabled ?? true,
-    secret_ciphertext: rules.seal(secret),
+    secret_ciphertext: settings.box.seal(secret),
     created_at: now,
   };
   const { position } = await onWebhook(store, webhookId, (row) => decideCreateWebhook(row, created));
@@ -150,11 +147,11 @@ export function decideUpdateWebhook(
 export async function updateWebhook(
   store: EventStore,
   clock: Clock,
-  rules: WebhookRules,
+  settings: WebhookSettings,
   input: { customer_id: string; webhook_id: string; changes: WebhookChanges },
 ): Promise<LogPosition | null> {
   // Checked once, before any load: the rules do not depend on the endpoint.
-  const checked = await checkFields(store, rules, input.customer_id, input.changes);
+  const checked = await checkFields(store, settings, input.customer_id, input.changes);
   const now = clock.now();
   const command = { customer_id: input.customer_id, webhook_id: input.webhook_id, checked };
   return (await onWebhook(store, input.webhook_id, (row) => decideUpdateWebhook(row, command, now))).position;
@@ -195,15 +192,15 @@ export function decideRotateWebhookSecret(
 export async function rotateWebhookSecret(
   store: EventStore,
   clock: Clock,
-  rules: WebhookRules,
+  settings: WebhookSettings,
   input: { customer_id: string; webhook_id: string; grace_period_s?: number },
 ): Promise<{ secret: string; previous_valid_until: number; position: LogPosition }> {
   const grace = input.grace_period_s ?? DEFAULT_GRACE_PERIOD_S;
   if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_PERIOD_S) {
     throw new CommandRejected('invalid', 'validation_failed', `grace_period_s must be a whole number of seconds from 0 to ${MAX_GRACE_PERIOD_S}.`, '/grace_period_s');
   }
-  const secret = rules.newSecret();
-  const command = { customer_id: input.customer_id, webhook_id: input.webhook_id, sealed: rules.seal(secret), grace_period_s: grace };
+  const secret = generateWebhookSecret();
+  const command = { customer_id: input.customer_id, webhook_id: input.webhook_id, sealed: settings.box.seal(secret), grace_period_s: grace };
   const now = clock.now();
   const { position } = await onWebhook(store, input.webhook_id, (row) => decideRotateWebhookSecret(row, command, now));
   return { secret, previous_valid_until: now + grace * 1000, position: position! };
@@ -220,10 +217,10 @@ const invalid = (detail: string, field: string) => new CommandRejected('invalid'
  * returns them normalised: duplicate patterns and device ids dropped, a blank
  * description cleared.
  */
-async function checkFields(store: EventStore, rules: WebhookRules, customerId: string, fields: WebhookChanges): Promise<WebhookChanges> {
+async function checkFields(store: EventStore, settings: WebhookSettings, customerId: string, fields: WebhookChanges): Promise<WebhookChanges> {
   const out: WebhookChanges = {};
   if (fields.url !== undefined) {
-    const problem = rules.urlProblem(fields.url);
+    const problem = webhookUrlProblem(fields.url, settings);
     if (problem !== null) throw invalid(problem, '/url');
     out.url = fields.url;
   }
@@ -231,7 +228,7 @@ async function checkFields(store: EventStore, rules: WebhookRules, customerId: s
     if (!Array.isArray(fields.events) || fields.events.length === 0) throw invalid('events must list at least one kind, prefix.* or *.', '/events');
     if (fields.events.length > MAX_EVENT_PATTERNS) throw invalid(`events takes at most ${MAX_EVENT_PATTERNS} patterns.`, '/events');
     fields.events.forEach((pattern, i) => {
-      if (typeof pattern !== 'string' || !rules.isKindPattern(pattern)) {
+      if (typeof pattern !== 'string' || !isKindPattern(pattern)) {
         throw invalid(`${JSON.stringify(pattern)} is not an event kind, a prefix.* matching one, or *.`, `/events/${i}`);
       }
     });

@@ -23,7 +23,7 @@ import { openDeliveryDb } from './delivery-db.js';
 import { EndpointCache } from './endpoint-cache.js';
 import { DeliveryLog, type WebhookDeliveryAccess } from './delivery-log.js';
 import { WebhookDispatcher, type LaneRef, type Outcome } from './dispatcher.js';
-import { kindsMatching } from './kind-filter.js';
+import { kindsMatching } from '../../core/webhook-kinds.js';
 import { webhookMessages } from './payload.js';
 import { webhookProjector } from './projector.js';
 

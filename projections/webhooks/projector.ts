@@ -24,7 +24,7 @@ import type { SkipTypes } from '../runner.js';
 import type { EventKind } from '../../core/alarms.js';
 import type { HandOff, LaneRef } from './dispatcher.js';
 import type { EndpointCache } from './endpoint-cache.js';
-import { kindsMatching } from './kind-filter.js';
+import { kindsMatching } from '../../core/webhook-kinds.js';
 import { webhookMessages, type WebhookMessage } from './payload.js';
 
 interface EndpointFilter {

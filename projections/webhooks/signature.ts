@@ -4,10 +4,9 @@
  * The timestamp is part of the signed bytes so a captured request cannot be
  * replayed later than the receiver's tolerance window.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export const SIGNATURE_PREFIX = 'sha256=';
-export const SECRET_PREFIX = 'whsec_';
 /** Receivers should refuse timestamps further than this from their clock. */
 export const DEFAULT_TOLERANCE_S = 300;
 
@@ -51,9 +50,4 @@ export function verifyWebhook({
   // timingSafeEqual throws on different lengths; the length of a hex digest is public anyway.
   if (received.length !== expected.length) return false;
   return timingSafeEqual(received, expected);
-}
-
-/** A fresh endpoint secret: `whsec_` + 32 random bytes, base64url. */
-export function generateWebhookSecret(): string {
-  return SECRET_PREFIX + randomBytes(32).toString('base64url');
 }

@@ -6,11 +6,10 @@ import { createWebhook, deleteWebhook, rotateWebhookSecret, updateWebhook } from
 import type { DomainEvent } from '../../../core/events.js';
 import { SecretBox } from '../../../core/secret-box.js';
 import { streams } from '../../../core/streams.js';
-import { webhookRules } from '../../../projections/webhooks/endpoint-rules.js';
 import { T0, given } from '../../support/given-when-then.js';
 
 const box = SecretBox.fromKey(randomBytes(32));
-const rules = webhookRules(box, { allowPrivate: false });
+const settings = { box, allowPrivate: false };
 const URL_OK = 'https://hooks.example.com/fleet';
 const STREAM = streams.webhook('whk_1');
 const created: DomainEvent = {
@@ -25,10 +24,10 @@ const ids = { customer_id: 'cus_a', webhook_id: 'whk_1' };
 /** Every command that needs the endpoint, run against one history. */
 const needingTheEndpoint = {
   update: (history: Parameters<typeof given>[0], customerId = 'cus_a') =>
-    given(history).when((store, clock) => updateWebhook(store, clock, rules, { ...ids, customer_id: customerId, changes: { enabled: false } })),
+    given(history).when((store, clock) => updateWebhook(store, clock, settings, { ...ids, customer_id: customerId, changes: { enabled: false } })),
   delete: (history: Parameters<typeof given>[0], customerId = 'cus_a') => given(history).when((store, clock) => deleteWebhook(store, clock, { ...ids, customer_id: customerId })),
   rotate: (history: Parameters<typeof given>[0], customerId = 'cus_a') =>
-    given(history).when((store, clock) => rotateWebhookSecret(store, clock, rules, { ...ids, customer_id: customerId })),
+    given(history).when((store, clock) => rotateWebhookSecret(store, clock, settings, { ...ids, customer_id: customerId })),
   redeliver: (history: Parameters<typeof given>[0], customerId = 'cus_a') =>
     given(history).when((store, clock) => requestRedelivery(store, clock, { ...ids, customer_id: customerId, delivery_id: 'dlv_1' })),
   replay: (history: Parameters<typeof given>[0], customerId = 'cus_a') =>
@@ -39,7 +38,7 @@ describe('webhook endpoint commands', () => {
   it('creates an endpoint with its secret sealed, devices and patterns deduplicated', async () => {
     const devices = { [streams.device('dev_1')]: [{ type: 'DeviceRegistered', data: { device_id: 'dev_1', customer_id: 'cus_a', imei: '1', model: 'm', name: null, group_id: null, driver_id: null, terminal_id: null, created_at: T0 } } as DomainEvent] };
     const then = await given(devices).when((store, clock) =>
-      createWebhook(store, clock, rules, { customer_id: 'cus_a', url: URL_OK, events: ['alarm.*', 'alarm.*'], device_ids: ['dev_1', 'dev_1'], description: '  ' }),
+      createWebhook(store, clock, settings, { customer_id: 'cus_a', url: URL_OK, events: ['alarm.*', 'alarm.*'], device_ids: ['dev_1', 'dev_1'], description: '  ' }),
     );
     const { webhook_id, secret } = then.result!;
     const stored = then.appended[streams.webhook(webhook_id)]!;
@@ -54,25 +53,25 @@ describe('webhook endpoint commands', () => {
   });
 
   it("refuses another customer's device, naming it", async () => {
-    const then = await given().when((store, clock) => createWebhook(store, clock, rules, { customer_id: 'cus_a', url: URL_OK, events: ['*'], device_ids: ['dev_x'] }));
+    const then = await given().when((store, clock) => createWebhook(store, clock, settings, { customer_id: 'cus_a', url: URL_OK, events: ['*'], device_ids: ['dev_x'] }));
     expect(then.refused()).toMatchObject({ kind: 'invalid', code: 'validation_failed', field: '/device_ids/0' });
     expect(then.appended).toEqual({});
   });
 
   it('updates only the fields that change; enabled: true lifts a platform disable', async () => {
     const edit = await given(endpoint).when((store, clock) =>
-      updateWebhook(store, clock, rules, { ...ids, changes: { url: URL_OK, events: ['alarm.*'], description: 'ops', enabled: true } }),
+      updateWebhook(store, clock, settings, { ...ids, changes: { url: URL_OK, events: ['alarm.*'], description: 'ops', enabled: true } }),
     );
     expect(edit.appended).toEqual({ [STREAM]: [{ type: 'WebhookEndpointUpdated', data: { ...ids, events: ['alarm.*'], updated_at: T0 } }] });
-    const same = await given(endpoint).when((store, clock) => updateWebhook(store, clock, rules, { ...ids, changes: { enabled: true, events: ['*'] } }));
+    const same = await given(endpoint).when((store, clock) => updateWebhook(store, clock, settings, { ...ids, changes: { enabled: true, events: ['*'] } }));
     expect(same.result).toBeNull();
     expect(same.appended).toEqual({});
-    const lift = await given({ [STREAM]: [created, disabled] }).when((store, clock) => updateWebhook(store, clock, rules, { ...ids, changes: { enabled: true } }));
+    const lift = await given({ [STREAM]: [created, disabled] }).when((store, clock) => updateWebhook(store, clock, settings, { ...ids, changes: { enabled: true } }));
     expect(lift.appended).toEqual({ [STREAM]: [{ type: 'WebhookEndpointUpdated', data: { ...ids, enabled: true, updated_at: T0 } }] });
   });
 
   it('checks the changes before the endpoint', async () => {
-    const then = await given().when((store, clock) => updateWebhook(store, clock, rules, { ...ids, changes: { url: 'http://hooks.example.com/' } }));
+    const then = await given().when((store, clock) => updateWebhook(store, clock, settings, { ...ids, changes: { url: 'http://hooks.example.com/' } }));
     expect(then.refused()).toMatchObject({ kind: 'invalid', field: '/url' });
   });
 
@@ -82,7 +81,7 @@ describe('webhook endpoint commands', () => {
   });
 
   it('rotates the secret, sealing the new one, the previous valid for the grace period', async () => {
-    const then = await given(endpoint).when((store, clock) => rotateWebhookSecret(store, clock, rules, { ...ids, grace_period_s: 60 }));
+    const then = await given(endpoint).when((store, clock) => rotateWebhookSecret(store, clock, settings, { ...ids, grace_period_s: 60 }));
     const { secret, previous_valid_until } = then.result!;
     expect(previous_valid_until).toBe(T0 + 60_000);
     const [rotated] = then.appended[STREAM]!;
@@ -93,7 +92,7 @@ describe('webhook endpoint commands', () => {
   });
 
   it('refuses a grace period out of range before looking at the endpoint', async () => {
-    const then = await given().when((store, clock) => rotateWebhookSecret(store, clock, rules, { ...ids, grace_period_s: 7 * 86_400 + 1 }));
+    const then = await given().when((store, clock) => rotateWebhookSecret(store, clock, settings, { ...ids, grace_period_s: 7 * 86_400 + 1 }));
     expect(then.refused()).toMatchObject({ kind: 'invalid', code: 'validation_failed', field: '/grace_period_s' });
   });
 

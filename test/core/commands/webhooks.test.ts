@@ -6,13 +6,12 @@ import { randomUuid } from '../../../core/ids.js';
 import { imeiFrom } from '../../../core/imei.js';
 import { SecretBox } from '../../../core/secret-box.js';
 import { streams } from '../../../core/streams.js';
-import { webhookRules } from '../../../projections/webhooks/endpoint-rules.js';
 import { T0, rejection, useCommandStore } from '../../support/command-store.js';
 
 const open = useCommandStore();
 const box = SecretBox.fromKey(randomBytes(32));
-const strict = webhookRules(box, { allowPrivate: false });
-const dev = webhookRules(box, { allowPrivate: true });
+const strict = { box, allowPrivate: false };
+const dev = { box, allowPrivate: true };
 const URL_OK = 'https://hooks.example.com/fleet';
 
 async function stored(store: ReturnType<typeof open>['store'], id: string) {

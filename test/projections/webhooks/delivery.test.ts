@@ -21,7 +21,7 @@ import { SecretBox } from '../../../core/secret-box.js';
 import { streams } from '../../../core/streams.js';
 import { WebhookDelivery } from '../../../projections/webhooks/index.js';
 import { RETRY_SCHEDULE_MS } from '../../../projections/webhooks/retry-schedule.js';
-import { generateWebhookSecret } from '../../../projections/webhooks/signature.js';
+import { generateWebhookSecret } from '../../../core/webhook-endpoint.js';
 import { until } from '../../support/device-login.js';
 import { positionRecorded, type DeviceRef } from '../../support/store-events.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';

@@ -3,9 +3,9 @@
  * (`geofence.enter`), a prefix ending in `.*` that names at least one kind
  * (`alarm.*`, `alarm.dsm.*`), or `*` for every kind. Anything else is refused
  * when the endpoint is saved, so a typo never silently subscribes to nothing.
- * Pure: the endpoint commands validate with it and the delivery engine matches with it.
+ * Pure: the endpoint commands validate with it, the projector and the API's filters match with it.
  */
-import { EVENT_KINDS, type EventKind } from '../../core/alarms.js';
+import { EVENT_KINDS, type EventKind } from './alarms.js';
 
 export type KindPattern = { type: 'all' } | { type: 'exact'; kind: EventKind } | { type: 'prefix'; prefix: string };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EVENT_KINDS } from '../../../core/alarms.js';
-import { kindsMatching, matchesKinds, parseKindPattern } from '../../../projections/webhooks/kind-filter.js';
+import { EVENT_KINDS } from '../../core/alarms.js';
+import { kindsMatching, matchesKinds, parseKindPattern } from '../../core/webhook-kinds.js';
 
 describe('parseKindPattern', () => {
   it('takes every exact kind, * and prefixes that name at least one kind', () => {
