@@ -3,6 +3,13 @@
  * JSON (snake_case, times as ms since epoch). Switches over `type` end in
  * `assertNever` so a new event cannot be forgotten.
  */
+
+import type { CustomerUserCreated, UserEmailClaimed, SessionStarted, SessionEnded } from './events/users.js';
+import type { WebhookEndpointCreated, WebhookEndpointUpdated, WebhookSecretRotated, WebhookEndpointDisabled, WebhookEndpointDeleted, WebhookRedeliveryRequested, WebhookReplayRequested } from './events/webhooks.js';
+
+export type { CustomerUserCreated, UserEmailClaimed, SessionStarted, SessionEnded } from './events/users.js';
+export type { WebhookEndpointCreated, WebhookEndpointUpdated, WebhookSecretRotated, WebhookEndpointDisabled, WebhookEndpointDeleted, WebhookRedeliveryRequested, WebhookReplayRequested } from './events/webhooks.js';
+
 import type { DeviceAlarmKind, EventKind } from './alarms.js';
 
 export type Plan = 'free' | 'pro' | 'enterprise';
@@ -369,103 +376,6 @@ export interface GeofenceDeleted {
 export interface DriverCreated {
   type: 'DriverCreated';
   data: { driver_id: string; customer_id: string; name: string; external_id: string | null; created_at: number };
-}
-
-/**
- * Webhook endpoints: one stream per endpoint (`webhook-{id}`). The secret is
- * stored encrypted (`secret_ciphertext`: AES-256-GCM with the server's secret
- * key, never in the data directory), so a copy of the log does not give it away.
- */
-export interface WebhookEndpointCreated {
-  type: 'WebhookEndpointCreated';
-  data: {
-    webhook_id: string;
-    customer_id: string;
-    url: string;
-    /** Exact kinds, `prefix.*` or `*`. */
-    events: string[];
-    /** null: every device of the customer. */
-    device_ids: string[] | null;
-    description: string | null;
-    enabled: boolean;
-    secret_ciphertext: string;
-    created_at: number;
-  };
-}
-
-/** Only the fields that changed are present. */
-export interface WebhookEndpointUpdated {
-  type: 'WebhookEndpointUpdated';
-  data: {
-    webhook_id: string;
-    customer_id: string;
-    url?: string;
-    events?: string[];
-    device_ids?: string[] | null;
-    description?: string | null;
-    enabled?: boolean;
-    updated_at: number;
-  };
-}
-
-/** A new secret; the previous one still signs (in `-Previous`) until `previous_valid_until`. */
-export interface WebhookSecretRotated {
-  type: 'WebhookSecretRotated';
-  data: { webhook_id: string; customer_id: string; secret_ciphertext: string; previous_valid_until: number; rotated_at: number };
-}
-
-/** Disabled by the platform (not the customer): the receiver said 410, or failed for days. */
-export interface WebhookEndpointDisabled {
-  type: 'WebhookEndpointDisabled';
-  data: { webhook_id: string; customer_id: string; reason: 'gone' | 'failing'; detail: string; disabled_at: number };
-}
-
-export interface WebhookEndpointDeleted {
-  type: 'WebhookEndpointDeleted';
-  data: { webhook_id: string; customer_id: string; deleted_at: number };
-}
-
-/** Send one delivery again (a new attempt series with the same event_id and body). */
-export interface WebhookRedeliveryRequested {
-  type: 'WebhookRedeliveryRequested';
-  data: { webhook_id: string; customer_id: string; delivery_id: string; requested_at: number };
-}
-
-/** Send every matching event of [from, to) again to this endpoint, with their original event_ids. */
-export interface WebhookReplayRequested {
-  type: 'WebhookReplayRequested';
-  data: { webhook_id: string; customer_id: string; replay_id: string; from: number; to: number; events: string[] | null; requested_at: number };
-}
-
-/**
- * A person of a customer who logs in to the panel (stream `user-{id}`). The
- * password is kept as an scrypt hash with its salt and cost parameters
- * (core/passwords.ts), never in clear.
- */
-export interface CustomerUserCreated {
-  type: 'CustomerUserCreated';
-  data: { user_id: string; customer_id: string; email: string; name: string; password_hash: string; created_at: number };
-}
-
-/** Claims a lowercased email across the platform (stream `user-email-…`), so two users never share a login. */
-export interface UserEmailClaimed {
-  type: 'UserEmailClaimed';
-  data: { user_id: string; customer_id: string; email: string; claimed_at: number };
-}
-
-/**
- * A panel login (on the user's stream). Only the SHA-256 of the session
- * token is kept: a copy of the log does not let anyone in.
- */
-export interface SessionStarted {
-  type: 'SessionStarted';
-  data: { session_id: string; user_id: string; customer_id: string; token_sha256: string; started_at: number; expires_at: number };
-}
-
-/** A logout: the session's cookie is refused from then on. */
-export interface SessionEnded {
-  type: 'SessionEnded';
-  data: { session_id: string; user_id: string; customer_id: string; ended_at: number };
 }
 
 /** A frame from an IMEI no customer registered: refused, kept for operators. */
