@@ -1,7 +1,8 @@
 // Lint: typescript-eslint's recommended rules over every TypeScript source, and the import rules of the
-// architecture: core/ depends on nothing of ours; gateway/ and projections/ on core/ only; api/ on core/ and
-// projections/ (read models); cli/ (the `fleet` command line) on core/ only; main.ts is the composition root and
-// test/ may import anything; panel/ (the browser UI) imports none of them.
+// architecture: core/ depends on nothing of ours; gateway/, projections/ and webhook-delivery/ on core/ only
+// (delivery's composition, from-config.ts, also on the projector's feed); api/ on core/, projections/ (read
+// models) and the types of webhook-delivery/index.ts; cli/ (the `fleet` command line) on core/ only; main.ts is
+// the composition root and test/ may import anything; panel/ (the browser UI) imports none of them.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -12,10 +13,14 @@ const forbid = (importer, folders) => ({
   message: `${importer}/ may not import ${folders.map((f) => (f === 'main' ? 'main.ts' : `${f}/`)).join(', ')}: the architecture's import rules (eslint.config.js).`,
 });
 
-const boundary = (importer, folders) => ({
+const boundary = (importer, folders, ignores = []) => ({
   files: [`${importer}/**/*.ts`],
+  ignores,
   rules: { 'no-restricted-imports': ['error', { patterns: [forbid(importer, folders)] }] },
 });
+
+// Delivery's composition: the thread entry and the in-process start build the service with the projector's feed.
+const deliveryComposition = 'webhook-delivery/from-config.ts';
 
 // core/sqlite-limit.ts says why: a bare bound LIMIT makes SQLite re-prepare the statement on every run.
 const boundLimit = ['Literal[value=/LIMIT\\s+[?@:$]/i]', 'TemplateElement[value.raw=/LIMIT\\s+[?@:$]/i]'].map((selector) => ({
@@ -53,12 +58,43 @@ export default tseslint.config(
   { files: ['**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...boundLimit] } },
   // One rule's options replace an earlier block's, so the panel's block repeats the LIMIT one.
   { files: ['panel/src/**/*.ts'], ignores: [safeText], rules: { 'no-restricted-syntax': ['error', ...boundLimit, ...textOnly] } },
-  boundary('core', ['gateway', 'projections', 'api', 'cli', 'main']),
-  boundary('gateway', ['projections', 'api', 'cli', 'main']),
-  boundary('projections', ['gateway', 'api', 'cli', 'main']),
+  boundary('core', ['gateway', 'projections', 'webhook-delivery', 'api', 'cli', 'main']),
+  boundary('gateway', ['projections', 'webhook-delivery', 'api', 'cli', 'main']),
+  boundary('projections', ['gateway', 'webhook-delivery', 'api', 'cli', 'main']),
+  // Webhook delivery is a service of its own: the projector hands it deliveries through core/webhook-queue.ts.
+  boundary('webhook-delivery', ['gateway', 'projections', 'api', 'cli', 'main'], [deliveryComposition]),
+  {
+    files: [deliveryComposition],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            forbid('webhook-delivery', ['gateway', 'api', 'cli', 'main']),
+            { regex: '^(\\.\\./)+projections/(?!webhooks/feed\\.js$)', message: `${deliveryComposition} may not import projections/ but its feed (projections/webhooks/feed.ts): the architecture's import rules (eslint.config.js).` },
+          ],
+        },
+      ],
+    },
+  },
   boundary('api', ['gateway', 'cli', 'main']),
+  // The API reads delivery through the access interface main.ts hands it (api/context.ts): types only.
+  {
+    files: ['api/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^(\\.\\./)+webhook-delivery/(?!index\\.js$)', message: "api/ may not import webhook-delivery/ but the types of its index.ts: the architecture's import rules (eslint.config.js)." },
+            { regex: '^(\\.\\./)+webhook-delivery/index\\.js$', allowTypeImports: true, message: "api/ may not import webhook-delivery/ but the types of its index.ts: the architecture's import rules (eslint.config.js)." },
+          ],
+        },
+      ],
+    },
+  },
   // The command line runs core commands on the store; starting the platform is handed in by main.ts.
-  boundary('cli', ['gateway', 'projections', 'api', 'main']),
+  boundary('cli', ['gateway', 'projections', 'webhook-delivery', 'api', 'main']),
   // The customer panel runs in the browser and talks to the server through the public API only: its modules
   // import each other (panel/src) and npm packages, never the server's code.
   ...[

@@ -26,7 +26,7 @@ import { historyItemEncoderModule } from './api/history-item-module.js';
 import type { ApiRole } from './api/role.js';
 import type { ProjectionRunner } from './projections/index.js';
 import { startProjections } from './projections/role.js';
-import { startWebhooks, type WebhooksRole } from './projections/webhooks/role.js';
+import { startWebhooks, type WebhooksRole } from './webhook-delivery/role.js';
 
 export interface RunningPlatform {
   ports: { http: number | null; teltonika: number | null; gt06: number | null; jt808: number | null };

@@ -10,7 +10,7 @@ import type { SecretBox } from '../core/secret-box.js';
 import type { StoreWriteStatus } from '../core/event-store/write-health.js';
 import { STREAMS_PER_CREDENTIAL, STREAMS_PER_CUSTOMER, type StreamCapLimits } from './stream-caps.js';
 import type { ProjectionLag } from '../projections/lag.js';
-import type { WebhookDeliveryAccess } from '../projections/webhooks/index.js';
+import type { WebhookDeliveryAccess } from '../webhook-delivery/index.js';
 
 export interface ApiContext {
   store: EventStore;

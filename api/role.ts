@@ -7,7 +7,7 @@ import type { StoreWriteStatus } from '../core/event-store/write-health.js';
 import type { RoleContext, RoleHandle } from '../core/role.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { ReadModelAccess } from '../projections/role.js';
-import type { WebhookDeliveryAccess } from '../projections/webhooks/index.js';
+import type { WebhookDeliveryAccess } from '../webhook-delivery/index.js';
 import { buildApp } from './app.js';
 import type { MetricsSources } from './context.js';
 import { listen, stopApi } from './server.js';

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** What dist/ is built from (tsconfig.build.json's includes and the panel's vite root), and how. */
 const INPUTS = [
-  'main.ts', 'cli', 'core', 'gateway', 'projections', 'api', 'panel', 'test/simulator', 'test/bench', 'test/support',
+  'main.ts', 'cli', 'core', 'gateway', 'projections', 'webhook-delivery', 'api', 'panel', 'test/simulator', 'test/bench', 'test/support',
   'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'vite.config.ts',
 ];
 const STAMP = join(ROOT, 'dist', '.sources-sha256');

@@ -9,7 +9,7 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /**
  * Prefixes `newId` issues. `evt_` ids are not among them: they derive from their cause
- * (projections/device-events.ts). `whk_`, `dlv_` and `rpl_` are webhook endpoints, deliveries and replays;
+ * (`deviceEventId`). `whk_`, `dlv_` and `rpl_` are webhook endpoints, deliveries and replays;
  * `usr_` and `ses_` panel users and their sessions.
  */
 export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'key' | 'cli' | 'whk' | 'dlv' | 'rpl' | 'usr' | 'ses';
@@ -47,6 +47,15 @@ export function ulid(nowMs: number, random: Buffer = randomTen()): string {
     acc &= (1 << bits) - 1;
   }
   return time + rand;
+}
+
+/**
+ * `evt_` + a ULID whose time part is when it happened and whose random part
+ * comes from the cause: sortable by occurrence, identical on every replay.
+ */
+export function deviceEventId(occurredAt: number, cause: string): string {
+  const entropy = hash('sha256', cause, 'buffer').subarray(0, 10);
+  return `evt_${ulid(Math.max(0, occurredAt), entropy).toLowerCase()}`;
 }
 
 export function newId(prefix: IdPrefix, nowMs: number): string {

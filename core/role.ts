@@ -1,6 +1,6 @@
 /**
  * A role of the platform as the composition root (main.ts) holds it. Each role has one start function in
- * its own folder (gateway/role.ts, projections/role.ts, projections/webhooks/role.ts, api/role.ts); it
+ * its own folder (gateway/role.ts, projections/role.ts, webhook-delivery/role.ts, api/role.ts); it
  * decides whether the role runs in a worker thread of its own and returns the role's handle: its stop,
  * and what the other roles read of it (counters for /metrics, the read models, webhook deliveries).
  */

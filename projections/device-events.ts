@@ -4,9 +4,8 @@
  * what caused it (so a replay re-derives the same ids and appends nothing),
  * and the severity rules of docs/api-decisions.md in one place.
  */
-import { hash } from 'node:crypto';
 import type { DeviceEventRaised, Severity } from '../core/events.js';
-import { contentUuid, ulid } from '../core/ids.js';
+import { contentUuid, deviceEventId } from '../core/ids.js';
 import { streams } from '../core/streams.js';
 import type { DerivedEvent } from './projection.js';
 
@@ -40,15 +39,6 @@ export function severityOf(kind: RaisedKind, deltaKmh: number | null): Severity 
     case 'event.ignition_off':
       return 'info';
   }
-}
-
-/**
- * `evt_` + a ULID whose time part is when it happened and whose random part
- * comes from the cause: sortable by occurrence, identical on every replay.
- */
-export function deviceEventId(occurredAt: number, cause: string): string {
-  const entropy = hash('sha256', cause, 'buffer').subarray(0, 10);
-  return `evt_${ulid(Math.max(0, occurredAt), entropy).toLowerCase()}`;
 }
 
 export interface RaiseInput {

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { requestRedelivery, requestReplay } from '../../core/commands/webhook-delivery.js';
-import type { WebhookDeliveryAccess } from '../../projections/webhooks/index.js';
+import type { WebhookDeliveryAccess } from '../../webhook-delivery/index.js';
 import { EVENT_KINDS } from '../../core/alarms.js';
 import type { ApiContext } from '../context.js';
 import { parseEnumList, parseKindList } from '../list-filters.js';

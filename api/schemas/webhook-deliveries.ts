@@ -1,7 +1,7 @@
 /** Deliveries of a webhook endpoint: the log integrators debug with, the test send, and replays and their state. */
 import { Type, type Static } from '@sinclair/typebox';
 import { EVENT_KINDS } from '../../core/alarms.js';
-import type { AttemptRecord, DeliveryRecord, ReplayRecord } from '../../projections/webhooks/index.js';
+import type { AttemptRecord, DeliveryRecord, ReplayRecord } from '../../webhook-delivery/index.js';
 import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
 
 export const WebhookIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });

@@ -9,7 +9,7 @@
 import { workerData } from 'node:worker_threads';
 import { createLogger } from '../../core/logger.js';
 import { nameThisThread } from '../../core/thread-name.js';
-import { runRunnerThread } from '../runner-thread.js';
+import { runRunnerThread } from '../../core/runner-thread.js';
 import { historyDbPath, startHistory } from './database.js';
 import type { HistoryItemEncoder } from './index.js';
 import type { HistoryThreadData } from './thread.js';

@@ -7,7 +7,7 @@
  */
 import type { Config } from '../../core/config.js';
 import { startRoleThread, threadEntry } from '../../core/role-thread.js';
-import { RunnerThreadHost, type FromRunnerThread } from '../runner-thread.js';
+import { RunnerThreadHost, type FromRunnerThread } from '../../core/runner-thread.js';
 import type { HistoryRole } from './database.js';
 
 const ENTRY = threadEntry(import.meta.url, 'thread-entry');

@@ -13,7 +13,7 @@
 import type { EventKind } from '../../core/alarms.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
 import type { DeviceEventRaised } from '../../core/events.js';
-import { deviceEventId } from '../device-events.js';
+import { deviceEventId } from '../../core/ids.js';
 import type { DeviceRow } from '../devices/evolve.js';
 import { isPlausibleFix } from '../usable-fix.js';
 

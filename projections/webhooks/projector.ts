@@ -9,9 +9,9 @@
  * A first attempt (and a redelivery) is due at once: `next_attempt_at` 0, so
  * it sorts before retries and in log order inside a customer's queue.
  *
- * What it queued is handed to the dispatcher in memory once committed
+ * What it queued is handed to delivery in memory once committed
  * (`takeHandOff`): the new rows themselves, so a lane whose every pending row
- * the dispatcher holds is sent without reading them back, and the lanes whose
+ * delivery holds is sent without reading them back, and the lanes whose
  * pending rows it no longer knows (a redelivery puts an old row back).
  */
 import type Database from 'better-sqlite3';
@@ -22,8 +22,7 @@ import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
 import { batchHandler, type EventHandler, type Projection } from '../projection.js';
 import type { SkipTypes } from '../runner.js';
 import type { EventKind } from '../../core/alarms.js';
-import type { HandOff, LaneRef } from './dispatcher.js';
-import type { EndpointCache } from './endpoint-cache.js';
+import type { HandOff, LaneRef } from '../../core/webhook-queue.js';
 import { kindsMatching } from '../../core/webhook-kinds.js';
 import { webhookMessages, type WebhookMessage } from './payload.js';
 
@@ -34,7 +33,7 @@ interface EndpointFilter {
 }
 
 export interface WebhookProjector extends Projection {
-  /** What was queued since the last call, for the dispatcher; call it once the batch is committed. */
+  /** What was queued since the last call, for delivery; call it once the batch is committed. */
   takeHandOff(): HandOff;
   /** Fixes are not read while no enabled endpoint takes `position.updated` (most of the log, parsed for nothing). */
   skip: SkipTypes;
@@ -47,11 +46,16 @@ const NOTHING: readonly string[] = [];
 
 const emptyHandOff = (): HandOff => ({ customers: new Set(), rates: new Set(), rows: [], untrack: [] });
 
+/** What delivery keeps of endpoints in memory: told of every endpoint this projector changes, as it writes. */
+export interface EndpointChanges {
+  forget(webhookId: string): void;
+}
+
 /**
- * `endpoints`: the dispatcher's cache of endpoints, told of every endpoint this projector changes.
+ * `endpoints`: delivery's cache of endpoints (webhook-delivery/endpoint-cache.ts).
  * `owns(webhookId)`: whether this node delivers the endpoint (scale-out shards); one node owns all by default.
  */
-export function webhookProjector(endpoints: EndpointCache, owns: (webhookId: string) => boolean = () => true): WebhookProjector {
+export function webhookProjector(endpoints: EndpointChanges, owns: (webhookId: string) => boolean = () => true): WebhookProjector {
   let handOff = emptyHandOff();
   /** Customers with an enabled endpoint that takes `position.updated` (kept per customer, as their endpoints reload). */
   const customersTakingFixes = new Set<string>();

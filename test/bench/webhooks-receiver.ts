@@ -11,7 +11,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifyWebhook } from '../../projections/webhooks/signature.js';
+import { verifyWebhook } from '../../webhook-delivery/signature.js';
 import { percentile } from '../simulator/run.js';
 
 const SAMPLE = 50;

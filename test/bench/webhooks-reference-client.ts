@@ -7,7 +7,7 @@
  * Sends {sent, seconds, cpu} over IPC when done.
  */
 import { Agent, request } from 'node:http';
-import { signWebhook } from '../../projections/webhooks/signature.js';
+import { signWebhook } from '../../webhook-delivery/signature.js';
 
 const [url, secondsArg, concurrencyArg, bodyBytesArg] = process.argv.slice(2);
 const seconds = Number(secondsArg);

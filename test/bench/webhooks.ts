@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { ProtocolName } from '../../gateway/protocol.js';
-import { deliveryDbPath } from '../../projections/webhooks/from-config.js';
+import { deliveryDbPath } from '../../webhook-delivery/from-config.js';
 import { platformEnv, startPlatformProcess, type PlatformProcess } from '../support/platform-process.js';
 import { SimulatedDevice } from '../simulator/device.js';
 import { Route, type RouteOptions } from '../simulator/route.js';

@@ -7,10 +7,15 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const eslint = new ESLint({ cwd: root });
 
-async function restrictedImports(filePath: string, specifier: string): Promise<string[]> {
-  const code = `import { thing } from '${specifier}';\nexport const used = thing;\n`;
+const RULES = new Set(['no-restricted-imports', '@typescript-eslint/no-restricted-imports']);
+
+async function restrictedImports(filePath: string, specifier: string, kind: 'value' | 'type' = 'value'): Promise<string[]> {
+  const code =
+    kind === 'type'
+      ? `import type { Thing } from '${specifier}';\nexport type Used = Thing;\n`
+      : `import { thing } from '${specifier}';\nexport const used = thing;\n`;
   const [result] = await eslint.lintText(code, { filePath });
-  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+  return (result?.messages ?? []).filter((m) => m.ruleId !== null && RULES.has(m.ruleId)).map((m) => m.message);
 }
 
 describe('import boundaries', () => {
@@ -30,6 +35,16 @@ describe('import boundaries', () => {
     ['cli/x.ts', '../main.js'],
     ['core/x.ts', '../cli/index.js'],
     ['api/x.ts', '../cli/index.js'],
+    ['webhook-delivery/x.ts', '../projections/webhooks/projector.js'],
+    ['webhook-delivery/x.ts', '../projections/webhooks/feed.js'],
+    ['webhook-delivery/x.ts', '../api/app.js'],
+    ['webhook-delivery/from-config.ts', '../projections/webhooks/projector.js'],
+    ['webhook-delivery/from-config.ts', '../api/app.js'],
+    ['projections/webhooks/x.ts', '../../webhook-delivery/dispatcher.js'],
+    ['core/x.ts', '../webhook-delivery/index.js'],
+    ['gateway/x.ts', '../webhook-delivery/index.js'],
+    ['api/x.ts', '../webhook-delivery/index.js'],
+    ['api/routes/x.ts', '../../webhook-delivery/delivery-log.js'],
   ])('%s may not import %s', async (file, specifier) => {
     const errors = await restrictedImports(file, specifier);
     expect(errors).toHaveLength(1);
@@ -49,7 +64,21 @@ describe('import boundaries', () => {
     ['cli/x.ts', '../core/commands/customers.js'],
     ['test/gateway/x.ts', '../../gateway/server.js'],
     ['test/x.ts', '../api/app.js'],
+    ['webhook-delivery/x.ts', '../core/webhook-queue.js'],
+    ['webhook-delivery/from-config.ts', '../projections/webhooks/feed.js'],
+    ['main.ts', './webhook-delivery/role.js'],
   ])('%s may import %s', async (file, specifier) => {
     expect(await restrictedImports(file, specifier)).toEqual([]);
+  });
+
+  it.each([
+    ['api/x.ts', '../webhook-delivery/index.js'],
+    ['api/routes/x.ts', '../../webhook-delivery/index.js'],
+  ])('%s may import the types of %s', async (file, specifier) => {
+    expect(await restrictedImports(file, specifier, 'type')).toEqual([]);
+  });
+
+  it('api/ may not import the types of webhook-delivery/ past its index', async () => {
+    expect(await restrictedImports('api/x.ts', '../webhook-delivery/delivery-log.js', 'type')).toHaveLength(1);
   });
 });

@@ -19,7 +19,8 @@ import { newApiKeyEvent } from '../../core/commands/credentials.js';
 import { historyItemJson } from '../../api/history-item.js';
 import { ProjectionRunner, historyDbPath, openHistoryReads, openReadModelDb, readModelProjections, startHistory, type HistoryRole } from '../../projections/index.js';
 import { runnerView } from '../../projections/view.js';
-import { WebhookDelivery } from '../../projections/webhooks/index.js';
+import { webhookFeed } from '../../projections/webhooks/feed.js';
+import { WebhookDelivery } from '../../webhook-delivery/index.js';
 
 export interface ApiHarness {
   app: FastifyInstance;
@@ -59,6 +60,7 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
   const secretBox = SecretBox.fromKey(randomBytes(32));
   const webhookDelivery = new WebhookDelivery({
     store, clock, log: silentLogger, dbPath: join(dir, 'webhooks.sqlite'), box: secretBox, allowPrivate: true, enterprisePerS: 1000,
+    feed: webhookFeed({ store, clock, log: silentLogger }),
   });
   await webhookDelivery.start();
   const app = await buildApp(

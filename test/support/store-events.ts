@@ -7,9 +7,8 @@
  */
 import type { EventToAppend, LogPosition } from '../../core/event-store/port.js';
 import type { AlarmReported, DeviceEventRaised, DomainEvent, PositionRecorded } from '../../core/events.js';
-import { randomUuid } from '../../core/ids.js';
+import { deviceEventId, randomUuid } from '../../core/ids.js';
 import { streams } from '../../core/streams.js';
-import { deviceEventId } from '../../projections/device-events.js';
 import type { ApiHarness } from './api-harness.js';
 
 export interface DeviceRef {

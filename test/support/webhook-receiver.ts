@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifyWebhook } from '../../projections/webhooks/signature.js';
+import { verifyWebhook } from '../../webhook-delivery/signature.js';
 import { until } from './device-login.js';
 
 export interface Received {

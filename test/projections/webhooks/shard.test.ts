@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids.js';
-import { ownsEndpoint } from '../../../projections/webhooks/index.js';
+import { ownsEndpoint } from '../../../projections/webhooks/feed.js';
 
 describe('webhook shards', () => {
   it('gives every endpoint to exactly one of n nodes, spread evenly, and all of them to a single node', () => {

@@ -9,8 +9,8 @@
  * is sent again (at least once).
  */
 import type Database from 'better-sqlite3';
-import { idTime } from '../../core/ids.js';
-import { openPrivateSqlite } from '../../core/private-files.js';
+import { idTime } from '../core/ids.js';
+import { openPrivateSqlite } from '../core/private-files.js';
 
 export function openDeliveryDb(path: string): Database.Database {
   const db = openPrivateSqlite(path);

@@ -5,12 +5,12 @@
  * share a thread with the read models and the API.
  */
 import { workerData } from 'node:worker_threads';
-import { systemClock } from '../../core/clock.js';
-import type { Config } from '../../core/config.js';
-import { createLogger } from '../../core/logger.js';
-import { SecretBox } from '../../core/secret-box.js';
-import { nameThisThread } from '../../core/thread-name.js';
-import { runRunnerThread } from '../runner-thread.js';
+import { systemClock } from '../core/clock.js';
+import type { Config } from '../core/config.js';
+import { createLogger } from '../core/logger.js';
+import { SecretBox } from '../core/secret-box.js';
+import { nameThisThread } from '../core/thread-name.js';
+import { runRunnerThread } from '../core/runner-thread.js';
 import { webhookDeliveryFromConfig } from './from-config.js';
 
 nameThisThread('webhooks');

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateWebhookSecret } from '../../../core/webhook-endpoint.js';
-import { signWebhook, verifyWebhook } from '../../../projections/webhooks/signature.js';
+import { generateWebhookSecret } from '../../core/webhook-endpoint.js';
+import { signWebhook, verifyWebhook } from '../../webhook-delivery/signature.js';
 
 const secret = 'whsec_test-secret-é';
 const ts = 1_764_000_000;

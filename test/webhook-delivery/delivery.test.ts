@@ -10,23 +10,25 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../core/clock.js';
-import { setCustomerWebhookLimit } from '../../../core/commands/customers.js';
-import type { EventToAppend } from '../../../core/event-store/port.js';
-import { SqliteEventStore } from '../../../core/event-store/sqlite.js';
-import type { Plan } from '../../../core/events.js';
-import { newId, randomUuid } from '../../../core/ids.js';
-import { silentLogger } from '../../../core/logger.js';
-import { SecretBox } from '../../../core/secret-box.js';
-import { streams } from '../../../core/streams.js';
-import { WebhookDelivery } from '../../../projections/webhooks/index.js';
-import { RETRY_SCHEDULE_MS } from '../../../projections/webhooks/retry-schedule.js';
-import { generateWebhookSecret } from '../../../core/webhook-endpoint.js';
-import { until } from '../../support/device-login.js';
-import { positionRecorded, type DeviceRef } from '../../support/store-events.js';
-import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
+import { ManualClock } from '../../core/clock.js';
+import { setCustomerWebhookLimit } from '../../core/commands/customers.js';
+import type { EventToAppend } from '../../core/event-store/port.js';
+import { SqliteEventStore } from '../../core/event-store/sqlite.js';
+import type { Plan } from '../../core/events.js';
+import { newId, randomUuid } from '../../core/ids.js';
+import { silentLogger } from '../../core/logger.js';
+import { SecretBox } from '../../core/secret-box.js';
+import { streams } from '../../core/streams.js';
+import { webhookFeed } from '../../projections/webhooks/feed.js';
+import { WebhookDelivery } from '../../webhook-delivery/index.js';
+import { RETRY_SCHEDULE_MS } from '../../webhook-delivery/retry-schedule.js';
+import { generateWebhookSecret } from '../../core/webhook-endpoint.js';
+import { until } from '../support/device-login.js';
+import { positionRecorded, type DeviceRef } from '../support/store-events.js';
+import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
+const feedOf = (s: { store: SqliteEventStore; clock: ManualClock }) => webhookFeed({ store: s.store, clock: s.clock, log: silentLogger });
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
@@ -38,6 +40,7 @@ async function setup() {
   const box = SecretBox.fromKey(randomBytes(32));
   const delivery = new WebhookDelivery({
     store, clock, log: silentLogger, dbPath: join(dir, 'webhooks.sqlite'), box, allowPrivate: true, enterprisePerS: 1000,
+    feed: webhookFeed({ store, clock, log: silentLogger }),
     // No jitter: the schedule itself is checked.
     random: () => 0.5,
   });
@@ -226,7 +229,7 @@ describe('webhook delivery', () => {
     const s = await setup();
     const { webhookId } = await s.oneDeviceEndpoint();
     const dbPath = join(s.dir, 'webhooks-crashed.sqlite');
-    const open = () => new WebhookDelivery({ store: s.store, clock: s.clock, log: silentLogger, dbPath, box: s.box, allowPrivate: true, enterprisePerS: 1000 });
+    const open = () => new WebhookDelivery({ store: s.store, clock: s.clock, log: silentLogger, dbPath, box: s.box, allowPrivate: true, enterprisePerS: 1000, feed: feedOf(s) });
     const first = open();
     await first.start();
     await first.stop();
@@ -313,6 +316,7 @@ describe('webhook delivery', () => {
     // A delivery of its own over the same log, from an empty database: its start reads the log without fixes up to the creation.
     const fresh = new WebhookDelivery({
       store: s.store, clock: s.clock, log: silentLogger, dbPath: join(s.dir, 'webhooks-fresh.sqlite'), box: s.box, allowPrivate: true, enterprisePerS: 1000, random: () => 0.5,
+      feed: feedOf(s),
     });
     await fresh.start();
     cleanups.push(() => fresh.stop());

@@ -4,9 +4,9 @@
  * catch up, to wait for a log position, and to stop; the thread answers each ask.
  */
 import { parentPort, type Worker } from 'node:worker_threads';
-import { systemClock } from '../core/clock.js';
-import { openEventStore } from '../core/event-store/open.js';
-import { positionFromString, positionToString, type EventStore, type LogPosition } from '../core/event-store/port.js';
+import { systemClock } from './clock.js';
+import { openEventStore } from './event-store/open.js';
+import { positionFromString, positionToString, type EventStore, type LogPosition } from './event-store/port.js';
 
 /** `id` pairs a request with its answer. */
 export type ToRunnerThread = { type: 'catchUp'; id: number } | { type: 'waitFor'; id: number; position: string } | { type: 'stop' };

@@ -1,8 +1,8 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkWebhookUrl, isForbiddenAddress } from '../../../core/webhook-url.js';
-import { FORBIDDEN_ADDRESS_CODE, guardedLookup } from '../../../projections/webhooks/url-safety.js';
+import { checkWebhookUrl, isForbiddenAddress } from '../../core/webhook-url.js';
+import { FORBIDDEN_ADDRESS_CODE, guardedLookup } from '../../webhook-delivery/url-safety.js';
 
 describe('isForbiddenAddress', () => {
   const forbidden = [

@@ -6,7 +6,7 @@
  * is why post-attempt.ts puts those through this lookup itself.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
-import { isForbiddenAddress } from '../../core/webhook-url.js';
+import { isForbiddenAddress } from '../core/webhook-url.js';
 
 /** `err.code` of a lookup refused because an address is not public. */
 export const FORBIDDEN_ADDRESS_CODE = 'EWEBHOOKFORBIDDEN';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SendWindow } from '../../../projections/webhooks/send-window.js';
+import { SendWindow } from '../../webhook-delivery/send-window.js';
 
 /** Sends taken at each ms step while the window allows, from `from` to `to`. */
 function sendGreedily(w: SendWindow, from: number, to: number, step = 1): number[] {

@@ -4,7 +4,7 @@ import {
   honoursRetryAfter,
   nextAttemptDelayMs,
   parseRetryAfter,
-} from '../../../projections/webhooks/retry-schedule.js';
+} from '../../webhook-delivery/retry-schedule.js';
 
 const S = 1000;
 const MIN = 60 * S;

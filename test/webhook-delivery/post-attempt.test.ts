@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWebhookAgents, postWebhook } from '../../../projections/webhooks/post-attempt.js';
-import { guardedLookup } from '../../../projections/webhooks/url-safety.js';
+import { createWebhookAgents, postWebhook } from '../../webhook-delivery/post-attempt.js';
+import { guardedLookup } from '../../webhook-delivery/url-safety.js';
 import { TEST_CERT, TEST_KEY } from './tls-fixture.js';
 
 interface Received {

@@ -5,15 +5,14 @@
  * on while delivery itself runs in another (thread.ts).
  */
 import type Database from 'better-sqlite3';
-import type { Clock } from '../../core/clock.js';
-import type { LogPosition } from '../../core/event-store/port.js';
-import { newId } from '../../core/ids.js';
-import type { SecretBox } from '../../core/secret-box.js';
-import { deviceEventId } from '../device-events.js';
+import type { Clock } from '../core/clock.js';
+import type { LogPosition } from '../core/event-store/port.js';
+import type { SecretBox } from '../core/secret-box.js';
+import { deviceEventId, newId } from '../core/ids.js';
 import { createWebhookAgents, type AttemptResult } from './post-attempt.js';
 import { sendSigned } from './send.js';
 import { guardedLookup } from './url-safety.js';
-import { boundLimit } from '../../core/sqlite-limit.js';
+import { boundLimit } from '../core/sqlite-limit.js';
 
 export interface DeliveryRecord {
   delivery_id: string;

@@ -6,11 +6,11 @@
  */
 import Database from 'better-sqlite3';
 import type { Worker } from 'node:worker_threads';
-import type { Clock } from '../../core/clock.js';
-import type { Config } from '../../core/config.js';
-import { startRoleThread, threadEntry } from '../../core/role-thread.js';
-import type { SecretBox } from '../../core/secret-box.js';
-import { RunnerThreadHost, type FromRunnerThread } from '../runner-thread.js';
+import type { Clock } from '../core/clock.js';
+import type { Config } from '../core/config.js';
+import { startRoleThread, threadEntry } from '../core/role-thread.js';
+import type { SecretBox } from '../core/secret-box.js';
+import { RunnerThreadHost, type FromRunnerThread } from '../core/runner-thread.js';
 import { DeliveryLog, type WebhookDeliveryAccess } from './delivery-log.js';
 import { deliveryDbPath } from './from-config.js';
 

@@ -3,8 +3,8 @@
  * process, so signing and sending never share the API's thread; else in this thread (from-config.ts).
  * Its modules load as it starts: a process that does not run it never loads them.
  */
-import type { RoleContext, RoleHandle } from '../../core/role.js';
-import type { SecretBox } from '../../core/secret-box.js';
+import type { RoleContext, RoleHandle } from '../core/role.js';
+import type { SecretBox } from '../core/secret-box.js';
 import type { WebhookDeliveryAccess } from './delivery-log.js';
 
 /** What the API reads of delivery (an endpoint's deliveries, test sends), from whichever thread runs it. */

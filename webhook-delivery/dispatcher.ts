@@ -34,12 +34,13 @@
  */
 import type Database from 'better-sqlite3';
 import PQueue from 'p-queue';
-import type { Clock } from '../../core/clock.js';
-import type { EventStore } from '../../core/event-store/port.js';
-import type { Plan } from '../../core/events.js';
-import type { Logger } from '../../core/logger.js';
-import type { SecretBox } from '../../core/secret-box.js';
-import { availableTokens, fullBucket, take, type BucketLimits, type BucketState } from '../../core/token-bucket.js';
+import type { Clock } from '../core/clock.js';
+import type { EventStore } from '../core/event-store/port.js';
+import type { Plan } from '../core/events.js';
+import type { Logger } from '../core/logger.js';
+import type { SecretBox } from '../core/secret-box.js';
+import { availableTokens, fullBucket, take, type BucketLimits, type BucketState } from '../core/token-bucket.js';
+import type { HandOff, LaneRef, QueuedDelivery } from '../core/webhook-queue.js';
 import { previousSecretIn, type EndpointCache, type SendableEndpoint } from './endpoint-cache.js';
 import { EndpointDisabler } from './endpoint-disable.js';
 import { createWebhookAgents, type AttemptResult, type WebhookAgents } from './post-attempt.js';
@@ -47,7 +48,7 @@ import { honoursRetryAfter, nextAttemptDelayMs, parseRetryAfter } from './retry-
 import { sendSigned } from './send.js';
 import { SendWindow } from './send-window.js';
 import { guardedLookup, type WebhookLookup } from './url-safety.js';
-import { boundLimit } from '../../core/sqlite-limit.js';
+import { boundLimit } from '../core/sqlite-limit.js';
 
 /** Deliveries per second by plan; Enterprise is agreed per customer (`fleet customer set-webhook-limit`), FLEET_WEBHOOK_ENTERPRISE_PER_S without an agreement. */
 export const PLAN_DELIVERIES_PER_S: Record<Exclude<Plan, 'enterprise'>, number> = { free: 10, pro: 100 };
@@ -103,39 +104,11 @@ export interface DispatcherOptions {
   onOutcome?: (outcomes: readonly Outcome[]) => void;
 }
 
-/** A pending delivery as a lane's look reads it, with what sending it takes (its body, and its endpoint from the cache). */
-interface DueRow {
-  seq: number;
-  delivery_id: string;
-  webhook_id: string;
-  customer_id: string;
-  device_id: string;
-  event_id: string;
-  kind: string;
-  attempts: number;
-  next_attempt_at: number;
-  body: string;
+type PendingRow = QueuedDelivery;
+
+/** A pending delivery as a lane's look reads it, with what sending it takes (its endpoint from the cache). */
+interface DueRow extends PendingRow {
   endpoint: SendableEndpoint;
-}
-
-export type PendingRow = Omit<DueRow, 'endpoint'>;
-
-export interface LaneRef {
-  customer_id: string;
-  webhook_id: string;
-  device_id: string;
-}
-
-/** What the projector committed since its last hand-off (projector.ts). */
-export interface HandOff {
-  /** Customers with new deliveries or a new agreed rate. */
-  customers: Set<string>;
-  /** Customers whose agreed rate was set. */
-  rates: Set<string>;
-  /** New first attempts, in queue order. */
-  rows: PendingRow[];
-  /** Lanes given pending rows memory does not hold (redeliveries, replays). */
-  untrack: LaneRef[];
 }
 
 export interface Outcome {

@@ -11,12 +11,12 @@
  * one is made at the next start, and one made twice is stored once.
  */
 import type Database from 'better-sqlite3';
-import type { Clock } from '../../core/clock.js';
-import { disableWebhookEndpoint } from '../../core/commands/webhook-delivery.js';
-import type { EventStore } from '../../core/event-store/port.js';
-import type { WebhookEndpointDisabled } from '../../core/events.js';
-import { randomUuid } from '../../core/ids.js';
-import type { Logger } from '../../core/logger.js';
+import type { Clock } from '../core/clock.js';
+import { disableWebhookEndpoint } from '../core/commands/webhook-delivery.js';
+import type { EventStore } from '../core/event-store/port.js';
+import type { WebhookEndpointDisabled } from '../core/events.js';
+import { randomUuid } from '../core/ids.js';
+import type { Logger } from '../core/logger.js';
 import type { EndpointCache } from './endpoint-cache.js';
 
 type Reason = WebhookEndpointDisabled['data']['reason'];
