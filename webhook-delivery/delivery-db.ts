@@ -9,8 +9,13 @@
  * is sent again (at least once).
  */
 import type Database from 'better-sqlite3';
+import type { Plan } from '../core/events.js';
 import { idTime } from '../core/ids.js';
 import { openPrivateSqlite } from '../core/private-files.js';
+import { boundLimit } from '../core/sqlite-limit.js';
+import type { LaneRef, QueuedDelivery } from '../core/webhook-queue.js';
+import type { Lane, LaneReads } from './lanes.js';
+import { PLAN_DELIVERIES_PER_S } from './limiter.js';
 
 export function openDeliveryDb(path: string): Database.Database {
   const db = openPrivateSqlite(path);
@@ -77,4 +82,38 @@ export function openDeliveryDb(path: string): Database.Database {
 function addColumn(db: Database.Database, table: string, column: string, declaration: string): void {
   const columns = (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
   if (!columns.includes(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${declaration}`);
+}
+
+/** The queue's lanes as the scheduler reads them (lanes.ts). */
+export function laneReads(db: Database.Database): LaneReads {
+  const q = {
+    // A lane's first pending rows, in order (index wh_lane), with their bodies.
+    rowsAfter: db.prepare(
+      `SELECT seq, delivery_id, webhook_id, customer_id, device_id, event_id, kind, attempts, next_attempt_at, body
+       FROM wh_deliveries WHERE webhook_id = ? AND device_id = ? AND next_attempt_at IS NOT NULL AND seq > ?
+       ORDER BY seq LIMIT ${boundLimit()}`,
+    ),
+    // Every lane with pending deliveries, of a customer (by its endpoints) and of all (index wh_lane both).
+    lanesOf: db.prepare(
+      `SELECT DISTINCT webhook_id, device_id FROM wh_deliveries
+       WHERE webhook_id IN (SELECT webhook_id FROM wh_endpoints WHERE customer_id = ?) AND next_attempt_at IS NOT NULL`,
+    ),
+    pendingLanes: db.prepare('SELECT DISTINCT customer_id, webhook_id, device_id FROM wh_deliveries WHERE next_attempt_at IS NOT NULL'),
+  };
+  return {
+    rowsAfter: (l, afterSeq, limit) => q.rowsAfter.all(l.webhook_id, l.device_id, afterSeq, limit) as QueuedDelivery[],
+    lanesOf: (customerId) => q.lanesOf.all(customerId) as Lane[],
+    pendingLanes: () => q.pendingLanes.all() as LaneRef[],
+  };
+}
+
+/** The customer's deliveries a second: its agreed rate, else its plan's (Enterprise without an agreement: `enterprisePerS`). */
+export function customerRates(db: Database.Database, enterprisePerS: number): (customerId: string) => number {
+  const limit = db.prepare('SELECT plan, per_s FROM wh_customers WHERE customer_id = ?');
+  return (customerId) => {
+    const row = limit.get(customerId) as { plan: Plan; per_s: number | null } | undefined;
+    if (row?.per_s) return row.per_s;
+    const plan = row?.plan ?? 'free';
+    return plan === 'enterprise' ? enterprisePerS : PLAN_DELIVERIES_PER_S[plan];
+  };
 }

@@ -7,7 +7,7 @@
  * while it is full, so each pause of the sending thread (a long batch, a GC)
  * costs a customer at its limit deliveries it never gets back. The window
  * does not forget: after a pause the sends it missed go as soon as the last
- * second has room for them. The dispatcher keeps a bucket too, but only to
+ * second has room for them. The Allowance (limiter.ts) keeps a bucket too, only to
  * spread a customer's sends over the second, with room for a quarter of it.
  */
 export class SendWindow {

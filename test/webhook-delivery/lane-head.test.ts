@@ -1,6 +1,6 @@
 /** The order rule of a lane: what its first pending rows offer now. */
 import { describe, expect, it } from 'vitest';
-import { LANE_HOLDING_ATTEMPTS, laneHeadOf } from '../../webhook-delivery/dispatcher.js';
+import { LANE_HOLDING_ATTEMPTS, laneHeadOf } from '../../webhook-delivery/lanes.js';
 
 const row = (seq: number, attempts: number, next: number) => ({ seq, attempts, next_attempt_at: next });
 
