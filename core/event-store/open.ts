@@ -1,4 +1,4 @@
-/** Opens the store a `FLEET_STORE` URL names: `sqlite:PATH` or `esdb://...`. */
+/** Opens the store a `FLEET_STORE` URL names: `sqlite:PATH`, `esdb://...` or `postgres://...`. */
 import type { Clock } from '../clock.js';
 import type { EventStore } from './port.js';
 
@@ -11,5 +11,9 @@ export async function openEventStore(url: string, clock?: Clock): Promise<EventS
     const { EsdbEventStore } = await import('./esdb.js');
     return new EsdbEventStore(url);
   }
-  throw new Error(`FLEET_STORE must start with sqlite: or esdb:// (got ${JSON.stringify(url)})`);
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const { openPostgresEventStore } = await import('./postgres.js');
+    return openPostgresEventStore(url, clock ? { clock } : {});
+  }
+  throw new Error(`FLEET_STORE must start with sqlite:, esdb:// or postgres:// (got ${JSON.stringify(url)})`);
 }
