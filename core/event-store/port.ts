@@ -97,6 +97,20 @@ export class WrongExpectedRevisionError extends Error {
   }
 }
 
+/**
+ * A position the store cannot read from: not on one of its record boundaries (a checkpoint or
+ * `Last-Event-ID` from another store, or forged). Callers rebuild or refuse instead of retrying.
+ */
+export class InvalidPositionError extends Error {
+  constructor(
+    readonly position: LogPosition,
+    options?: { cause?: unknown },
+  ) {
+    super(`position ${position.commit}/${position.prepare} is not a position of this store`, options);
+    this.name = 'InvalidPositionError';
+  }
+}
+
 export const START: LogPosition = { commit: -1n, prepare: -1n };
 
 export function comparePositions(a: LogPosition, b: LogPosition): number {
