@@ -86,7 +86,10 @@ export class EsdbEventStore implements EventStore {
   ): Promise<AppendResult> {
     const expected = options.expectedRevision ?? 'any';
     for (let attempt = 1; ; attempt++) {
-      const tail = await this.readTail(stream, events.length);
+      const tail = await this.readTail(stream, events.length).catch((err: unknown) => {
+        // Part of the append: write health counts a server that cannot be read as one not writing.
+        throw asWriteError(err);
+      });
       if (!holds(expected, tail.revision)) throw new WrongExpectedRevisionError(stream, expected, tail.revision);
       const fresh = withoutDuplicates(events, tail.ids);
       if (fresh.length === 0) {

@@ -161,3 +161,15 @@ describe('eventstoredb adapter', () => {
     expect(await closes(store)).toBe('closed');
   });
 });
+
+describe('eventstoredb adapter failures', () => {
+  it('reports a server it cannot reach during an append as a StoreWriteError', async () => {
+    const { client, store } = open();
+    const unavailable = Object.assign(new Error('14 UNAVAILABLE: No connection established'), { type: 'unavailable' });
+    client.readStream = () => {
+      throw unavailable;
+    };
+    await expect(store.appendToStream('s', [created('a')])).rejects.toMatchObject({ name: 'StoreWriteError', code: 'ESDB_UNAVAILABLE' });
+    await store.close();
+  });
+});
