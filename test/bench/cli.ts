@@ -1,4 +1,4 @@
-/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--only reference,durable-reference,gateway,platform] [--open-devices N (0: none)] [--open-duration S] [--timeline] | decode | api [--devices N] [--duration S] [--rounds R] [--warmup S] [--only history] | geofences | rebuild [--events N] | stream-index [--devices N] [--per-stream N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
+/** npm run bench -- ingest [--devices N] [--duration S] [--rounds R] [--only reference,durable-reference,gateway,platform] [--open-devices N (0: none)] [--open-duration S] [--timeline] [--store postgres] | decode | api [--devices N] [--duration S] [--rounds R] [--warmup S] [--only history] | geofences | rebuild [--events N] [--store postgres] | stream-index [--devices N] [--per-stream N] | webhooks [--customers N] [--devices N (per customer)] [--duration S] [--points-per-frame K] [--overload X] */
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api.js';
 import { runDecodeBench } from './decode.js';
@@ -25,8 +25,10 @@ async function main(): Promise<void> {
       'per-stream': { type: 'string' },
       warmup: { type: 'string' },
       timeline: { type: 'boolean', default: false },
+      store: { type: 'string' },
     },
   });
+  const store = storeOption(values.store);
   const which = positionals.length > 0 ? positionals : ['decode', 'ingest', 'api'];
   for (const name of which) {
     if (name === 'decode') runDecodeBench();
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
         openSeconds: Number(values['open-duration'] ?? 30),
         ...(values.only === undefined ? {} : { only: ingestTargets(values.only) }),
         timeline: values.timeline,
+        ...(store ? { store } : {}),
       });
     }
     else if (name === 'api') {
@@ -54,10 +57,17 @@ async function main(): Promise<void> {
         pointsPerFrame: Number(values['points-per-frame'] ?? 10),
         overload: Number(values.overload ?? 1),
       });
-    } else if (name === 'rebuild') await runRebuildBench(Number(values.events ?? 500_000));
+    } else if (name === 'rebuild') await runRebuildBench(Number(values.events ?? 500_000), store);
     else if (name === 'stream-index') runStreamIndexBench(Number(values.devices ?? 15_000), Number(values['per-stream'] ?? 1_500));
     else throw new Error(`unknown benchmark ${name}; try ingest, decode, api, geofences, rebuild, stream-index or webhooks`);
   }
+}
+
+/** `--store` of the ingest and rebuild benches: postgres runs the platform on PostgreSQL too; sqlite (the default) does not. */
+function storeOption(text: string | undefined): 'postgres' | undefined {
+  if (text === undefined || text === 'sqlite') return undefined;
+  if (text === 'postgres') return text;
+  throw new Error(`--store takes sqlite or postgres; got ${text}`);
 }
 
 /** `--only` of the ingest bench: servers named with commas, each one of TARGETS. */

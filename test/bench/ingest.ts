@@ -9,6 +9,9 @@
  *   platform           `dist/main.js` with every role (gateway, projections, API, webhooks), as
  *                      `npm start` runs it, with a webhook endpoint subscribed to device events
  *
+ * With `--store postgres`, the gateway and the platform run a second time each on a PostgreSQL
+ * server the bench starts (fsync on, as the durable reference; a fresh database per process).
+ *
  * The load comes from codec8-client.ts in a process of its own (Teltonika Codec 8, 1 to
  * 10 records per frame with 10 IO elements each, every record unique). Closed loop: each
  * device sends its next frame when the previous one is acked. Open loop: a large fleet
@@ -21,7 +24,7 @@ import { fork, spawn } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +32,8 @@ import { defaultLogPath } from '../../core/config.js';
 import { systemClock } from '../../core/clock.js';
 import { createCustomer } from '../../core/commands/customers.js';
 import { registerDevice } from '../../core/commands/devices.js';
+import type { EventStore } from '../../core/event-store/port.js';
+import { openPostgresEventStore } from '../../core/event-store/postgres.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import { historyDbPath } from '../../projections/history/database.js';
 import { readModelsDbPath } from '../../projections/runner.js';
@@ -38,6 +43,7 @@ import type { ClientConfig, ClientReport } from './codec8-client.js';
 import { BENCH_SEEDS } from './fleet.js';
 import { procUsage, threadCpuByName, threadCpuLine, threadCpuSpent } from './proc-usage.js';
 import { benchNodeArgs } from './node-args.js';
+import { logHeadOf, postgresCpuS, startBenchPostgres, type PostgresStore } from './postgres-store.js';
 
 export const TARGETS = ['reference', 'durable-reference', 'gateway', 'platform'] as const;
 export type Target = (typeof TARGETS)[number];
@@ -52,6 +58,8 @@ export interface IngestFigure {
   /** Platform only: events the read models had not applied when the load stopped, and seconds until they had. */
   lagAtStop?: number;
   catchUpS?: number;
+  /** On PostgreSQL: the server's CPU seconds (postmaster and backends) over the load. */
+  postgresCpuS?: number;
 }
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -60,9 +68,8 @@ function imeis(count: number): string[] {
   return Array.from({ length: count }, (_, i) => simulatedIdentity(BENCH_SEEDS.teltonika, i).imei);
 }
 
-/** A data dir whose log already holds a customer and the fleet's devices (what registration through the API appends). */
-async function prepareDataDir(dataDir: string, fleet: string[]): Promise<string> {
-  const store = new SqliteEventStore(defaultLogPath(dataDir), { synchronous: 'OFF' });
+/** A log that already holds a customer and the fleet's devices (what registration through the API appends); closes the store. */
+async function prepareLog(store: EventStore, fleet: string[]): Promise<string> {
   const { api_key, customer_id } = await createCustomer(store, systemClock, { name: 'Ingest Bench', plan: 'enterprise' });
   const pending = fleet.map((imei) => () => registerDevice(store, systemClock, { customer_id, imei, model: 'FMB920' }));
   while (pending.length > 0) await Promise.all(pending.splice(0, 250).map((register) => register()));
@@ -105,15 +112,21 @@ function runClient(config: ClientConfig): Promise<ClientReport> {
  * (read-only, WAL): /readyz would answer only when the platform's main thread gets to
  * it, which is what a lagging projection delays.
  */
-function logProgress(dataDir: string): { head: number; applied: number } {
-  const log = new Database(defaultLogPath(dataDir), { readonly: true });
-  try {
-    const head = log.prepare('SELECT coalesce(max(position), 0) FROM events').pluck().get() as number;
-    const applied = Math.min(...[readModelsDbPath(dataDir), historyDbPath(dataDir)].map(checkpointIn));
-    return { head, applied };
-  } finally {
-    log.close();
-  }
+async function logProgress(dataDir: string, logHead: () => Promise<number>): Promise<{ head: number; applied: number }> {
+  const head = await logHead();
+  const applied = Math.min(...[readModelsDbPath(dataDir), historyDbPath(dataDir)].map(checkpointIn));
+  return { head, applied };
+}
+
+function sqliteLogHead(dataDir: string): () => Promise<number> {
+  return () => {
+    const log = new Database(defaultLogPath(dataDir), { readonly: true });
+    try {
+      return Promise.resolve(log.prepare('SELECT coalesce(max(position), 0) FROM events').pluck().get() as number);
+    } finally {
+      log.close();
+    }
+  };
 }
 
 function checkpointIn(path: string): number {
@@ -129,7 +142,8 @@ function checkpointIn(path: string): number {
 /** Far beyond the 2 s target: what the bench waits for read models to catch up before it gives up. */
 const CATCH_UP_LIMIT_MS = 120_000;
 
-async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>): Promise<IngestFigure> {
+/** `pg`: the gateway or platform on that server (a fresh database), not on SQLite in its data dir. */
+async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>, pg?: PostgresStore): Promise<IngestFigure> {
   const dir = mkdtempSync(join(tmpdir(), `fleet-bench-ingest-${target}-`));
   try {
     if (target === 'reference' || target === 'durable-reference') {
@@ -154,11 +168,15 @@ async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>
       }
     }
     const dataDir = join(dir, 'data');
-    const apiKey = await prepareDataDir(dataDir, load.imeis);
+    mkdirSync(dataDir, { recursive: true });
+    const storeUrl = pg ? await pg.freshDatabase() : null;
+    const apiKey = await prepareLog(storeUrl ? await openPostgresEventStore(storeUrl) : new SqliteEventStore(defaultLogPath(dataDir), { synchronous: 'OFF' }), load.imeis);
     const { env, ports } = await platformEnv(dataDir, {
       FLEET_MAX_CONNECTIONS_PER_ADDRESS: '100000', // every simulated device comes from 127.0.0.1
       FLEET_OFFLINE_AFTER_S: '600',
+      ...(storeUrl ? { FLEET_STORE: storeUrl } : {}),
     });
+    const logHead = storeUrl ? logHeadOf(storeUrl) : { head: sqliteLogHead(dataDir), close: () => Promise.resolve() };
     const nodeArgs = benchNodeArgs();
     const platform = await startPlatformProcess(env, target === 'gateway' ? ['--roles', 'gateway'] : [], nodeArgs);
     const receiver = target === 'platform' ? await startReceiver() : null;
@@ -174,6 +192,7 @@ async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>
       const pid = platform.child.pid!;
       const before = procUsage(pid);
       const threadsBefore = threadCpuByName(pid);
+      const pgBefore = pg ? postgresCpuS(pg) : 0;
       const report = await runClient({ ...load, host: '127.0.0.1', port: ports.teltonika });
       const after = procUsage(pid);
       const figure: IngestFigure = {
@@ -182,13 +201,14 @@ async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>
         serverCpuS: after.cpuS - before.cpuS,
         serverPeakRssMb: after.peakRssMb,
         serverThreads: threadCpuSpent(threadsBefore, threadCpuByName(pid)),
+        ...(pg ? { postgresCpuS: postgresCpuS(pg) - pgBefore } : {}),
       };
       if (target === 'platform') {
         const stoppedAt = performance.now();
-        const atStop = logProgress(dataDir);
+        const atStop = await logProgress(dataDir, logHead.head);
         figure.lagAtStop = atStop.head - atStop.applied;
         // Bounded: read models that stopped following the log fail the bench with the platform's log, rather than hang it.
-        while (logProgress(dataDir).applied < atStop.head) {
+        while ((await logProgress(dataDir, logHead.head)).applied < atStop.head) {
           if (performance.now() - stoppedAt > CATCH_UP_LIMIT_MS) {
             throw new Error(`the read models did not catch up within ${CATCH_UP_LIMIT_MS / 1000} s of the load's end:\n${platform.output().slice(-4000)}`);
           }
@@ -200,6 +220,7 @@ async function measure(target: Target, load: Omit<ClientConfig, 'host' | 'port'>
     } finally {
       receiver?.close();
       await platform.stop();
+      await logHead.close();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -214,7 +235,8 @@ function line(f: IngestFigure, label: string): string {
   return (
     `  ${label.padEnd(28)} ${fmt(r.recordsPerSecond).padStart(8)} acked records/s   ack p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms` +
     `   server cpu ${f.serverCpuS.toFixed(1)} s, peak rss ${fmt(f.serverPeakRssMb)} MB   client cpu ${r.cpuSeconds.toFixed(1)} s` +
-    `   (${r.loggedIn}/${r.devices} logged in in ${r.loginSeconds.toFixed(1)} s, ${r.unacked} unacked, ${r.errors} errors)${lag}\n` +
+    `   (${r.loggedIn}/${r.devices} logged in in ${r.loginSeconds.toFixed(1)} s, ${r.unacked} unacked, ${r.errors} errors)${lag}` +
+    (f.postgresCpuS !== undefined ? `   postgres cpu ${f.postgresCpuS.toFixed(1)} s\n` : '\n') +
     (f.serverThreads ? threadCpuLine(f.serverThreads, r.records, 'record', 1, '    ') : '')
   );
 }
@@ -249,6 +271,8 @@ export interface IngestBenchOptions {
   only?: readonly Target[];
   /** Print each server's ack latencies per second of the load too (where in a run its tail is). */
   timeline?: boolean;
+  /** 'postgres': the gateway and the platform run again on a PostgreSQL server, after the others. */
+  store?: 'postgres';
 }
 
 /** Measures each target in turn under the same load, printing each figure (and its timeline) as it comes. */
@@ -257,18 +281,61 @@ async function measureEach(
   load: Omit<ClientConfig, 'host' | 'port'>,
   labelSuffix: string,
   withTimeline = false,
+  pg?: PostgresStore,
 ): Promise<Map<Target, IngestFigure>> {
   const figures = new Map<Target, IngestFigure>();
   for (const target of targets) {
-    const f = await measure(target, load);
+    const f = await measure(target, load, pg);
     figures.set(target, f);
-    process.stdout.write(line(f, `${target}${labelSuffix}`));
+    process.stdout.write(line(f, `${target}${pg ? '/postgres' : ''}${labelSuffix}`));
     if (withTimeline) process.stdout.write(timeline(f));
   }
   return figures;
 }
 
+/**
+ * The gateway and the platform on PostgreSQL, measured after the SQLite ones of the same round:
+ * their ratios to the references, and to the same role on SQLite.
+ */
+async function measureOnPostgres(
+  targets: readonly Target[],
+  load: Omit<ClientConfig, 'host' | 'port'>,
+  labelSuffix: string,
+  sqlite: Map<Target, IngestFigure>,
+  o: IngestBenchOptions,
+  pg: PostgresStore,
+): Promise<IngestFigure[]> {
+  const figures = await measureEach(targets.filter((t) => t === 'gateway' || t === 'platform'), load, labelSuffix, o.timeline, pg);
+  const reference = sqlite.get('reference');
+  const durable = sqlite.get('durable-reference');
+  for (const [target, f] of figures) {
+    const name = target === 'platform' ? 'all roles' : 'gateway role';
+    const parts = [reference ? ratios(f, reference) : '', durable ? ratios(f, durable, 'durable reference') : ''].filter(Boolean);
+    if (target === 'platform') parts.push(`caught up in ${f.catchUpS!.toFixed(2)} s`);
+    process.stdout.write(`    ${target}/postgres: ${parts.join('; ')}\n`);
+    const onSqlite = sqlite.get(target);
+    if (onSqlite) {
+      process.stdout.write(
+        `    postgres ${name} vs sqlite ${name} (same run): ${Math.round((f.report.recordsPerSecond / onSqlite.report.recordsPerSecond) * 100)}% of acked records/s` +
+          (durable ? `; ack p99 vs durable reference: ${(f.report.p99 / durable.report.p99).toFixed(2)}x (sqlite ${(onSqlite.report.p99 / durable.report.p99).toFixed(2)}x)` : '') +
+          '\n',
+      );
+    }
+  }
+  return [...figures.values()];
+}
+
 export async function runIngestBench(o: IngestBenchOptions): Promise<IngestFigure[]> {
+  // One server for the whole run, fsync on; each platform process gets a database of its own.
+  const pg = o.store === 'postgres' ? await startBenchPostgres('ingest') : undefined;
+  try {
+    return await runIngestRounds(o, pg);
+  } finally {
+    await pg?.stop();
+  }
+}
+
+async function runIngestRounds(o: IngestBenchOptions, pg: PostgresStore | undefined): Promise<IngestFigure[]> {
   const out: IngestFigure[] = [];
   const closed = { imeis: imeis(o.devices), mode: 'closed' as const, intervalMs: 0, durationS: o.seconds, connectConcurrency: 200 };
   process.stdout.write(
@@ -291,6 +358,7 @@ export async function runIngestBench(o: IngestBenchOptions): Promise<IngestFigur
           `caught up in ${platform.catchUpS!.toFixed(2)} s (target <= 2 s)${durableRatios(platform, figures)}\n`,
       );
     }
+    if (pg) out.push(...(await measureOnPostgres(targets, closed, ` (round ${round})`, figures, o, pg)));
   }
   if (o.openDevices > 0) {
     const open = { imeis: imeis(o.openDevices), mode: 'open' as const, intervalMs: o.openIntervalS * 1000, durationS: o.openSeconds, connectConcurrency: 500 };
@@ -309,6 +377,7 @@ export async function runIngestBench(o: IngestBenchOptions): Promise<IngestFigur
           `peak rss ${fmt(platform.serverPeakRssMb)} MB (target < 1024)${durableRatios(platform, figures)}\n`,
       );
     }
+    if (pg) out.push(...(await measureOnPostgres(targets, open, '', figures, o, pg)));
   }
   return out;
 }

@@ -48,3 +48,24 @@ export function threadCpuLine(spent: Map<string, number>, count: number, unit: s
   const perUnit = (s: number) => ((s / count) * 1e6).toFixed(digits);
   return `${indent}server threads, cpu s (µs per ${unit}): ${shown.map(([name, s]) => `${name} ${s.toFixed(1)} (${perUnit(s)})`).join(', ')}\n`;
 }
+
+/**
+ * CPU seconds so far of a process and its children, live and ended (a PostgreSQL server: the
+ * postmaster and one backend per connection), from /proc (Linux).
+ */
+export function processTreeCpuS(pid: number): number {
+  const fields = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const own = fields(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  // utime, stime, and the cutime and cstime of children already waited for.
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const f = fields(readFileSync(`/proc/${entry}/stat`, 'utf8'));
+      if (Number(f[1]) === pid) ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return ticks / 100;
+}

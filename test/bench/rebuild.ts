@@ -16,8 +16,11 @@
  * models are rebuilt is: it holds the demo customer that first start creates. Without it,
  * the timed start created one (a password hash, appends, and a wait for the read models
  * to take them in), which added 0.5-0.9 s that no rebuild of a running fleet pays.
+ *
+ * With `--store postgres`, the same rebuild runs a second time with the log on a PostgreSQL
+ * server the bench starts (fsync on), beside the SQLite one of the same run.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultLogPath } from '../../core/config.js';
@@ -25,7 +28,8 @@ import { systemClock } from '../../core/clock.js';
 import { createCustomer } from '../../core/commands/customers.js';
 import { ensureDemoCustomer } from '../../core/demo-customer.js';
 import { registerDevice } from '../../core/commands/devices.js';
-import type { EventToAppend } from '../../core/event-store/port.js';
+import type { EventStore, EventToAppend } from '../../core/event-store/port.js';
+import { openPostgresEventStore } from '../../core/event-store/postgres.js';
 import { SqliteEventStore } from '../../core/event-store/sqlite.js';
 import type { PositionRecorded } from '../../core/events.js';
 import { randomUuid } from '../../core/ids.js';
@@ -34,6 +38,7 @@ import { streams } from '../../core/streams.js';
 import { platformEnv, startPlatformProcess } from '../support/platform-process.js';
 import { procUsage, threadCpuByName, threadCpuLine } from './proc-usage.js';
 import { benchNodeArgs } from './node-args.js';
+import { postgresCpuS, startBenchPostgres, type PostgresStore } from './postgres-store.js';
 
 const DEVICES = 1000;
 /** Records per frame, a second apart; a device's frames are RECORDS_PER_FRAME seconds apart. */
@@ -43,8 +48,8 @@ const SETTLE_MS = 2_000;
 /** Km/h at second `i`: between 40 and 60, changing by under a km/h a second. */
 const speed = (i: number): number => Math.round(50 + 10 * Math.sin(i / 60));
 
-async function writeLog(dataDir: string, events: number): Promise<number> {
-  const store = new SqliteEventStore(defaultLogPath(dataDir), { synchronous: 'OFF' });
+/** Writes the log into `store` (and the demo customer's file into the data dir), then closes the store. */
+async function writeLog(dataDir: string, store: EventStore, events: number): Promise<number> {
   await ensureDemoCustomer(dataDir, store);
   const { customer_id } = await createCustomer(store, systemClock, { name: 'Rebuild Bench', plan: 'enterprise' });
   const deviceIds: string[] = [];
@@ -86,12 +91,32 @@ async function writeLog(dataDir: string, events: number): Promise<number> {
   return written;
 }
 
-export async function runRebuildBench(events = 500_000): Promise<void> {
+export async function runRebuildBench(events = 500_000, store?: 'postgres'): Promise<void> {
+  if (store !== 'postgres') {
+    await rebuildOnce(events);
+    return;
+  }
+  const pg = await startBenchPostgres('rebuild');
+  try {
+    const onSqlite = await rebuildOnce(events);
+    const onPostgres = await rebuildOnce(events, pg);
+    process.stdout.write(`  postgres vs sqlite (same run): ${Math.round((onPostgres / onSqlite) * 100)}% of events/s\n`);
+  } finally {
+    await pg.stop();
+  }
+}
+
+/** One rebuild, its log on SQLite in the data dir or in a fresh database on `pg`; returns events/s. */
+async function rebuildOnce(events: number, pg?: PostgresStore): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-rebuild-'));
   try {
     const dataDir = join(dir, 'data');
-    const written = await writeLog(dataDir, events);
-    const { env, ports } = await platformEnv(dataDir);
+    mkdirSync(dataDir, { recursive: true });
+    const storeUrl = pg ? await pg.freshDatabase() : null;
+    const store = storeUrl ? await openPostgresEventStore(storeUrl) : new SqliteEventStore(defaultLogPath(dataDir), { synchronous: 'OFF' });
+    const written = await writeLog(dataDir, store, events);
+    const { env, ports } = await platformEnv(dataDir, storeUrl ? { FLEET_STORE: storeUrl } : {});
+    const pgBefore = pg ? postgresCpuS(pg) : 0;
     const started = performance.now();
     const nodeArgs = benchNodeArgs();
     // The banner comes after the rebuild: on a slow or busy machine that takes a while.
@@ -106,17 +131,20 @@ export async function runRebuildBench(events = 500_000): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     // CPU time says what the wall clock cannot on a machine shared with other work.
     const { cpuS, peakRssMb } = procUsage(platform.child.pid!);
+    const pgCpu = pg ? `  postgres server CPU ${(postgresCpuS(pg) - pgBefore).toFixed(1)} s over the rebuild\n` : '';
     const threads = threadCpuByName(platform.child.pid!);
     // What an idle platform keeps once the rebuild is over (no fixes arrive after it).
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const { rssMb: settledRssMb } = procUsage(platform.child.pid!);
     await platform.stop();
     process.stdout.write(
-      `rebuild: ${written.toLocaleString('en-US')} fixes of ${DEVICES} devices, read models built from an empty start by dist/main.js --roles projections,api\n` +
+      `rebuild: ${written.toLocaleString('en-US')} fixes of ${DEVICES} devices, read models built from an empty start by dist/main.js --roles projections,api${pg ? ', log on PostgreSQL' : ''}\n` +
         `  ${Math.round(written / seconds).toLocaleString('en-US')} events/s (${seconds.toFixed(1)} s, process start included; target >= 100,000)\n` +
         `  platform process CPU ${cpuS.toFixed(1)} s (every thread): ${Math.round(written / cpuS).toLocaleString('en-US')} events per CPU second, peak RSS ${Math.round(peakRssMb)} MB, ${Math.round(settledRssMb)} MB ${SETTLE_MS / 1000} s after\n` +
-        threadCpuLine(threads, written, 'event', 1, '  '),
+        threadCpuLine(threads, written, 'event', 1, '  ') +
+        pgCpu,
     );
+    return written / seconds;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

