@@ -1,5 +1,5 @@
 /** What `fleet start` prints once the platform runs: where to reach it, and the demo customer's logins. */
-import type { Config } from '../core/config.js';
+import { storeForDisplay, type Config } from '../core/config.js';
 import type { DataDirDemo } from '../core/demo-customer.js';
 
 export interface BannerFacts {
@@ -22,7 +22,7 @@ export function startBanner(config: Config, { ports, webhooks, demo }: BannerFac
   const lines = [
     '',
     'Fleet platform is running',
-    `  store:       ${config.store}`,
+    `  store:       ${storeForDisplay(config.store)}`,
     ports.http !== null ? `  REST API:    http://localhost:${ports.http}/v1  (health: /healthz)` : null,
     ports.http !== null ? panelLine(ports.http, demo) : null,
     ports.teltonika !== null ? `  Teltonika:   tcp://localhost:${ports.teltonika}` : null,

@@ -127,6 +127,14 @@ function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return int(env, name, fallback, 0, 65535);
 }
 
+/** The event stores FLEET_STORE may name (core/event-store/open.ts opens each). */
+const STORE_SCHEMES = ['sqlite:', 'postgres://', 'postgresql://', 'esdb://', 'esdb+discover://'];
+
+/** FLEET_STORE as it may be printed or logged: a password in the URL is masked. */
+export function storeForDisplay(store: string): string {
+  return store.replace(/^([a-z+]+:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+}
+
 /** Where the embedded store keeps its log in a data dir, unless FLEET_STORE names another. */
 export function defaultLogPath(dataDir: string): string {
   return join(dataDir, 'events.sqlite');
@@ -135,8 +143,8 @@ export function defaultLogPath(dataDir: string): string {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = resolve(env.FLEET_DATA_DIR || './data');
   const store = env.FLEET_STORE || `sqlite:${defaultLogPath(dataDir)}`;
-  if (!store.startsWith('sqlite:') && !store.startsWith('esdb://') && !store.startsWith('esdb+discover://')) {
-    throw new ConfigError(`FLEET_STORE must be sqlite:PATH or esdb://... (got ${JSON.stringify(store)})`);
+  if (!STORE_SCHEMES.some((scheme) => store.startsWith(scheme))) {
+    throw new ConfigError(`FLEET_STORE must be sqlite:PATH, postgres://... or esdb://... (got ${JSON.stringify(storeForDisplay(store))})`);
   }
   const httpPort = port(env, 'FLEET_HTTP_PORT', DEFAULT_HTTP_PORT);
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../core/config.js';
+import { ConfigError, loadConfig, storeForDisplay } from '../../core/config.js';
 import { imeiFrom, isValidImei } from '../../core/imei.js';
 import { contentUuid, newId } from '../../core/ids.js';
 
@@ -32,7 +32,17 @@ describe('configuration from the environment', () => {
   it('refuses bad values with a message naming the variable', () => {
     expect(() => loadConfig({ FLEET_HTTP_PORT: 'abc' })).toThrow(ConfigError);
     expect(() => loadConfig({ FLEET_HTTP_PORT: '70000' })).toThrow(/FLEET_HTTP_PORT/);
-    expect(() => loadConfig({ FLEET_STORE: 'postgres://x' })).toThrow(/FLEET_STORE/);
+    expect(() => loadConfig({ FLEET_STORE: 'mysql://x' })).toThrow(/FLEET_STORE/);
+    expect(() => loadConfig({ FLEET_STORE: 'mysql://u:secret@x/db' })).toThrow(/mysql:\/\/u:\*\*\*@x\/db/);
+  });
+
+  it('takes PostgreSQL URLs as the store, and prints them with the password masked', () => {
+    for (const url of ['postgres://fleet:pw@db.example:5432/fleet', 'postgresql://fleet@db.example/fleet?sslmode=require']) {
+      expect(loadConfig({ FLEET_STORE: url }).store).toBe(url);
+    }
+    expect(storeForDisplay('postgres://fleet:s3cr:et@db.example:5432/fleet')).toBe('postgres://fleet:***@db.example:5432/fleet');
+    expect(storeForDisplay('postgresql://fleet@db.example/fleet')).toBe('postgresql://fleet@db.example/fleet');
+    expect(storeForDisplay('sqlite:/data/events.sqlite')).toBe('sqlite:/data/events.sqlite');
   });
 });
 
