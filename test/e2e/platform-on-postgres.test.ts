@@ -39,10 +39,12 @@ describe('the platform on PostgreSQL', () => {
     const apiUrl = `http://127.0.0.1:${ports.http}`;
 
     let acked = 0;
+    const lastFix = new Map<string, string>();
     for (const protocol of ['teltonika', 'gt06', 'jt808'] as const) {
       const summary = await runSimulation({
         protocol, host: '127.0.0.1', port: ports[protocol], devices: 2, intervalMs: 0, framesPerDevice: 3, pointsPerFrame: 2,
         api: { url: apiUrl, apiKey },
+        onAck: (device, points) => lastFix.set(device.deviceId!, new Date(points.at(-1)!.fixTime).toISOString()),
       });
       expect(summary.refused).toBe(0);
       expect(summary.ackedFrames).toBe(6);
@@ -55,10 +57,12 @@ describe('the platform on PostgreSQL', () => {
       expect(res.status).toBe(200);
       return ((await res.json()) as { data: Array<{ device_id: string; timestamp: string }> }).data;
     };
+    expect(lastFix.size).toBe(6);
+    // Every device's last acked fix is its latest position once the projections caught up.
     const before = await eventually(async () => {
       const items = await latest();
-      return items.length === 6 ? items : undefined;
-    }, 'six devices in the latest positions');
+      return items.length === 6 && items.every((i) => lastFix.get(i.device_id) === i.timestamp) ? items : undefined;
+    }, 'every acked fix projected');
 
     await platform.stop();
     platform = await startPlatformProcess(env);
