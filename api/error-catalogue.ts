@@ -147,6 +147,13 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     action: 'Use another email, or log in with the existing user.',
   },
   {
+    code: 'already_exists',
+    status: 409,
+    meaning:
+      'The resource this request would create already exists under the same id: the server makes ids at random, so this only happens when the same creation is decided twice at once.',
+    action: 'Read the resource (or list them) to see whether your earlier request created it; retry only if it did not.',
+  },
+  {
     code: 'body_too_large',
     status: 413,
     meaning: 'The request body is larger than the route accepts (256 KiB for most routes; the `detail` gives the limit).',
