@@ -10,7 +10,7 @@ import type { PositionRecorded } from '../../core/events.js';
 import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
 import { REPLAY_LIMIT } from '../../api/stream-replay.js';
-import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { closeListening, listenOnLoopback, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { openSse, type SseClient } from '../support/sse-client.js';
 import { positionRecorded } from '../support/store-events.js';
 import { until } from '../support/wait.js';
@@ -21,16 +21,12 @@ const clients: SseClient[] = [];
 
 async function start(streamCaps: { perCredential: number; perCustomer: number }): Promise<void> {
   h = await startApiHarness({ settings: { streamKeepAliveMs: 60_000, streamCaps } });
-  await h.app.listen({ host: '127.0.0.1', port: 0 });
-  const address = h.app.server.address();
-  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  base = await listenOnLoopback(h);
 }
 
 afterEach(async () => {
   for (const c of clients.splice(0)) c.close();
-  const closing = h.close();
-  h.app.server.closeAllConnections();
-  await closing;
+  await closeListening(h);
 });
 
 async function connect(key: string, headers: Record<string, string> = {}): Promise<SseClient> {

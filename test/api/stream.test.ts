@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { positionToString, type LogPosition } from '../../core/event-store/port.js';
 import { imeiFrom } from '../../core/imei.js';
-import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
+import { closeListening, listenOnLoopback, startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { openSse, type SseClient } from '../support/sse-client.js';
 import { raiseDeviceEvent, recordPosition } from '../support/store-events.js';
 
@@ -13,17 +13,11 @@ let closed = false;
 beforeEach(async () => {
   closed = false;
   h = await startApiHarness({ settings: { streamKeepAliveMs: 100 } });
-  await h.app.listen({ host: '127.0.0.1', port: 0 });
-  const address = h.app.server.address();
-  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  base = await listenOnLoopback(h);
 });
 afterEach(async () => {
   for (const c of clients.splice(0)) c.close();
-  if (closed) return;
-  const closing = h.close();
-  // fetch (undici) may hold a spare connection that never sends a request; Node would wait for its headers timeout.
-  h.app.server.closeAllConnections();
-  await closing;
+  if (!closed) await closeListening(h);
 });
 
 async function connect(key: string, headers: Record<string, string> = {}): Promise<SseClient> {

@@ -19,7 +19,7 @@ import { imeiFrom } from '../../core/imei.js';
 import { teltonikaEncoder } from '../simulator/encoders/teltonika.js';
 import type { EncodeContext, SimPoint } from '../simulator/encoders/types.js';
 import { login, sendPoints } from '../support/device-login.js';
-import { startPlatformHarness, type Json, type PlatformHarness } from '../support/platform-harness.js';
+import { bearerApi, startPlatformHarness, type Api, type Json, type PlatformHarness } from '../support/platform-harness.js';
 import { TcpClient } from '../support/tcp-client.js';
 import { until } from '../support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -37,7 +37,6 @@ type Field = (typeof FIELDS)[number];
 const hostile = (f: Field) => `<img id=xss-${f} src=y><b id=xss-${f}-b>${f}</b>`;
 const IDS = FIELDS.flatMap((f) => [`xss-${f}`, `xss-${f}-b`]);
 
-type Api = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: Json }>;
 
 let h: PlatformHarness;
 let browser: Browser;
@@ -51,16 +50,7 @@ let sosDay = '';
 const pageErrors: string[] = [];
 const unit: { client: TcpClient | null; ctx: EncodeContext } = { client: null, ctx: { imei: imeiFrom('35693803564999'), terminalId: '', serial: 1 } };
 
-function bearer(key: string): Api {
-  return async (method, path, body) => {
-    const res = await fetch(h.base + path, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, json: res.status === 204 ? {} : ((await res.json()) as Json) };
-  };
-}
+const bearer = (key: string): Api => bearerApi(h.base, key);
 
 /** A request that must succeed (201 for a POST, 200 otherwise); its body. */
 async function created(method: string, path: string, body: unknown): Promise<Json> {

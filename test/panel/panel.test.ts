@@ -20,7 +20,7 @@ import { imeiFrom } from '../../core/imei.js';
 import { teltonikaEncoder } from '../simulator/encoders/teltonika.js';
 import type { EncodeContext, SimPoint } from '../simulator/encoders/types.js';
 import { login, sendPoints, until } from '../support/device-login.js';
-import { startPlatformHarness, type Json, type PlatformHarness } from '../support/platform-harness.js';
+import { bearerApi, startPlatformHarness, type Api, type PlatformHarness } from '../support/platform-harness.js';
 import { TcpClient } from '../support/tcp-client.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { ARTIFACTS, hasChromium, launch, pageText, screenshots, type Browser } from './browser.js';
@@ -32,7 +32,6 @@ const B_EMAIL = 'ops@rival.example';
 const LONG = 240_000;
 const WAIT = 90_000;
 
-type Api = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: Json }>;
 
 let h: PlatformHarness;
 let browser: Browser;
@@ -48,16 +47,7 @@ const device: { client: TcpClient | null; ctx: EncodeContext; serial: number } =
   serial: 1,
 };
 
-function bearer(key: string): Api {
-  return async (method, path, body) => {
-    const res = await fetch(h.base + path, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, json: res.status === 204 ? {} : ((await res.json()) as Json) };
-  };
-}
+const bearer = (key: string): Api => bearerApi(h.base, key);
 
 /** One fix over the device's TCP session (a real Teltonika AVL frame), acknowledged by the gateway. */
 async function sendFix(lat: number, lng: number, secondsAgo: number, alarm?: SimPoint['alarm']): Promise<void> {

@@ -120,3 +120,17 @@ export async function startApiHarness(options: HarnessOptions = {}): Promise<Api
 export function bearer(credential: string): { authorization: string } {
   return { authorization: `Bearer ${credential}` };
 }
+
+/** Makes the harness's app listen on a free loopback port; returns its base URL (for real sockets: streams, raw requests). */
+export async function listenOnLoopback(h: ApiHarness): Promise<string> {
+  await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = h.app.server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}
+
+/** Closes a harness that listened: fetch (undici) may hold a spare connection that never sends a request, which Node would wait on. */
+export async function closeListening(h: ApiHarness): Promise<void> {
+  const closing = h.close();
+  h.app.server.closeAllConnections();
+  await closing;
+}

@@ -32,6 +32,20 @@ export interface PlatformHarness {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
 
+/** A JSON client of a platform's API with a bearer credential (a 204 answers `{}`). */
+export type Api = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: Json }>;
+
+export function bearerApi(base: string, key: string): Api {
+  return async (method, path, body) => {
+    const res = await fetch(base + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, json: res.status === 204 ? {} : ((await res.json()) as Json) };
+  };
+}
+
 export async function startPlatformHarness(env: Record<string, string> = {}, log: Logger = silentLogger): Promise<PlatformHarness> {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-platform-'));
   const config = loadConfig({
