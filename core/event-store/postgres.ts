@@ -42,11 +42,15 @@ export const NOTIFY_CHANNEL = 'fleet_events';
 const POLL_MS = 500;
 const FOLLOW_BATCH = 1000;
 
-/** The statement every append transaction writes its events with; rows go in the arrays' order. */
+/** An insert as fleet_append_v1 makes it, for tests that hold a transaction open; rows go in the arrays' order. */
 export const INSERT_EVENTS_SQL = `INSERT INTO fleet_events (event_id, stream, revision, type, data, metadata, created)
   SELECT e, s, r, t, d, m, c FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bigint[])
     WITH ORDINALITY AS u(e, s, r, t, d, m, c, n) ORDER BY n
   RETURNING position, event_id`;
+
+/** A group commit: the function the schema creates (postgres-schema.ts), one row of per-append arrays. */
+const APPEND_SQL = 'SELECT o_actual, o_next, o_position FROM fleet_append_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+const EXPECTED_KIND = { any: 0, no_stream: 1, stream_exists: 2 } as const;
 
 interface Encoded {
   id: string;
@@ -119,7 +123,7 @@ export class PostgresEventStore implements EventStore {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK_KEY.toString()]);
       // DDL on a table in use would wait for every append in flight: run it only when missing.
-      const present = await client.query<{ ok: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS ok`, [POSTGRES_SCHEMA_LAST]);
+      const present = await client.query<{ ok: boolean }>(`SELECT to_regprocedure($1) IS NOT NULL AS ok`, [POSTGRES_SCHEMA_LAST]);
       if (!present.rows[0]?.ok) for (const statement of POSTGRES_SCHEMA) await client.query(statement);
       await client.query('COMMIT');
       client.release();
@@ -249,103 +253,60 @@ export class PostgresEventStore implements EventStore {
     return this.writing;
   }
 
+  /**
+   * The whole group in one statement outside an explicit transaction: fleet_append_v1 takes the
+   * append lock, checks revisions and duplicates, inserts and notifies, and the server answers only
+   * once the statement's implicit transaction committed. One round trip a group, not seven.
+   */
   private async commit(batch: PendingAppend[]): Promise<void> {
-    let client: pg.PoolClient;
+    const streams: string[] = [];
+    const streamIndex = new Map<string, number>();
+    const firstOf = new Map<string, number>();
+    const args = { streamOf: [] as number[], kind: [] as number[], revision: [] as string[], count: [] as number[], id: [] as string[], type: [] as string[], data: [] as string[], meta: [] as string[], first: [] as number[] };
+    for (const a of batch) {
+      let k = streamIndex.get(a.stream);
+      if (k === undefined) {
+        streams.push(a.stream);
+        k = streams.length;
+        streamIndex.set(a.stream, k);
+      }
+      args.streamOf.push(k);
+      args.kind.push(typeof a.expected === 'bigint' ? 3 : EXPECTED_KIND[a.expected]);
+      args.revision.push(typeof a.expected === 'bigint' ? a.expected.toString() : '0');
+      args.count.push(a.events.length);
+      for (const e of a.events) {
+        args.id.push(e.id);
+        args.type.push(e.type);
+        args.data.push(e.data);
+        args.meta.push(e.metadata);
+        // SQL arrays count from 1.
+        let first = firstOf.get(e.id);
+        if (first === undefined) firstOf.set(e.id, (first = args.id.length));
+        args.first.push(first);
+      }
+    }
+    let out: { o_actual: (string | null)[]; o_next: (string | null)[]; o_position: (string | null)[] };
     try {
-      client = await this.pool.connect();
+      const result = await this.pool.query<typeof out>({
+        name: 'fleet_append_v1',
+        text: APPEND_SQL,
+        values: [APPEND_LOCK_KEY.toString(), NOTIFY_CHANNEL, String(this.clock.now()), streams, args.streamOf, args.kind, args.revision, args.count, args.id, args.type, args.data, args.meta, args.first],
+      });
+      out = result.rows[0]!;
     } catch (error) {
+      // The commit failed or its outcome is unknown: every caller of the group is rejected.
       for (const a of batch) a.reject(error);
       return;
     }
-    try {
-      const outcomes = await this.writeBatch(client, batch);
-      await client.query('COMMIT');
-      client.release();
-      this.transactionsCommitted += 1;
-      for (const [i, a] of batch.entries()) {
-        const outcome = outcomes[i]!;
-        if (outcome instanceof Error) a.reject(outcome);
-        else a.resolve(outcome);
-      }
-      this.wakeFollowers();
-    } catch (error) {
-      // The commit's outcome is unknown or it failed: every caller of the batch is rejected.
-      client.release(error instanceof Error ? error : true);
-      for (const a of batch) a.reject(error);
+    this.transactionsCommitted += 1;
+    for (const [i, a] of batch.entries()) {
+      const actual = out.o_actual[i];
+      if (actual !== null && actual !== undefined) {
+        const current = BigInt(actual);
+        a.reject(new WrongExpectedRevisionError(a.stream, a.expected, current === -1n ? 'no_stream' : current));
+      } else a.resolve({ nextExpectedRevision: BigInt(out.o_next[i]!), position: pos(BigInt(out.o_position[i]!)) });
     }
-  }
-
-  /**
-   * Writes the batch inside an open transaction holding the append lock. Revisions and duplicates
-   * are checked here, before writing, so an append that fails its check is refused alone.
-   */
-  private async writeBatch(client: pg.PoolClient, batch: PendingAppend[]): Promise<(AppendResult | Error)[]> {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK_KEY.toString()]);
-    const streams = [...new Set(batch.map((a) => a.stream))];
-    const ids = [...new Set(batch.flatMap((a) => a.events.map((e) => e.id)))];
-    /** Each stream's last event: its revision, and its position, or its row in this batch (-1: stored before). */
-    const heads = new Map<string, { revision: bigint; position: bigint; row: number }>();
-    const headRows = await client.query<{ stream: string; revision: string; position: string }>(
-      `SELECT DISTINCT ON (stream) stream, revision, position FROM fleet_events WHERE stream = ANY($1::text[]) ORDER BY stream, revision DESC`,
-      [streams],
-    );
-    for (const r of headRows.rows) heads.set(r.stream, { revision: BigInt(r.revision), position: BigInt(r.position), row: -1 });
-    const stored = new Set(
-      ids.length === 0 ? [] : (await client.query<{ event_id: string }>('SELECT event_id FROM fleet_events WHERE event_id = ANY($1::text[])', [ids])).rows.map((r) => r.event_id),
-    );
-
-    const rows = { e: [] as string[], s: [] as string[], r: [] as string[], t: [] as string[], d: [] as string[], m: [] as string[], c: [] as string[] };
-    const created = String(this.clock.now());
-    const outcomes: (AppendResult | Error)[] = [];
-    /** Per append: the row (in `rows`) whose position it answers with, -1 when none of this batch. */
-    const answerRow: number[] = [];
-    for (const a of batch) {
-      const head = heads.get(a.stream);
-      const current = head ? head.revision : -1n;
-      const expected = a.expected;
-      const holds =
-        expected === 'any' ||
-        (expected === 'no_stream' && current === -1n) ||
-        (expected === 'stream_exists' && current !== -1n) ||
-        expected === current;
-      if (!holds) {
-        outcomes.push(new WrongExpectedRevisionError(a.stream, expected, current === -1n ? 'no_stream' : current));
-        answerRow.push(-1);
-        continue;
-      }
-      let revision = current;
-      let last = head ? head.row : -1;
-      for (const e of a.events) {
-        // Idempotence: an id already in the log (or earlier in this transaction) is acknowledged, not written again.
-        if (stored.has(e.id)) continue;
-        stored.add(e.id);
-        revision += 1n;
-        last = rows.e.length;
-        rows.e.push(e.id);
-        rows.s.push(a.stream);
-        rows.r.push(revision.toString());
-        rows.t.push(e.type);
-        rows.d.push(e.data);
-        rows.m.push(e.metadata);
-        rows.c.push(created);
-      }
-      // Every id a duplicate: the stream's last event, as SQLite answers.
-      outcomes.push({ nextExpectedRevision: revision, position: pos(head ? head.position : -1n) });
-      answerRow.push(last);
-      if (revision !== current) heads.set(a.stream, { revision, position: -1n, row: last });
-    }
-    if (rows.e.length === 0) return outcomes;
-
-    const inserted = await client.query<{ position: string; event_id: string }>(INSERT_EVENTS_SQL, [rows.e, rows.s, rows.r, rows.t, rows.d, rows.m, rows.c]);
-    const positionOf = new Map(inserted.rows.map((r) => [r.event_id, BigInt(r.position)]));
-    for (const [i, outcome] of outcomes.entries()) {
-      const row = answerRow[i]!;
-      if (!(outcome instanceof Error) && row >= 0) outcome.position = pos(positionOf.get(rows.e[row]!)!);
-    }
-    // Delivered at COMMIT, once for the whole group.
-    await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, '']);
-    return outcomes;
+    this.wakeFollowers();
   }
 
   /**

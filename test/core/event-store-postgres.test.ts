@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openEventStore } from '../../core/event-store/open.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
 import { APPEND_LOCK_KEY, INSERT_EVENTS_SQL, PostgresEventStore, openPostgresEventStore } from '../../core/event-store/postgres.js';
@@ -96,6 +96,39 @@ describe('postgres event store', () => {
     expect(store.transactionsCommitted - before).toBe(2);
     const positions = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.position.commit] : []));
     expect(new Set(positions).size).toBe(50);
+    await store.close();
+  });
+
+  it('commits a group in one round trip to the server', async () => {
+    const store = await openPostgresEventStore(url);
+    await store.appendToStream(`warm-${randomUUID()}`, [created('warm')]);
+    const query = vi.spyOn(pg.Client.prototype, 'query');
+    try {
+      await Promise.all(Array.from({ length: 20 }, (_, i) => store.appendToStream(`trip-${randomUUID()}`, [created(`t${i}`)], { expectedRevision: 'no_stream' })));
+      expect(query).toHaveBeenCalledTimes(1);
+    } finally {
+      query.mockRestore();
+    }
+    await store.close();
+  });
+
+  it('writes an id whose first append in the group was refused with the append that comes after', async () => {
+    const store = await openPostgresEventStore(url);
+    const taken = `taken-${randomUUID()}`;
+    await store.appendToStream(taken, [created('first')]);
+    const again = created('again');
+    const other = `other-${randomUUID()}`;
+    const [refused, written, dup] = await Promise.allSettled([
+      store.appendToStream(taken, [again], { expectedRevision: 'no_stream' }),
+      store.appendToStream(other, [again, created('next')], { expectedRevision: 'no_stream' }),
+      store.appendToStream(taken, [again], { expectedRevision: 0n }),
+    ]);
+    expect(refused.status).toBe('rejected');
+    expect(written.status === 'fulfilled' && written.value.nextExpectedRevision).toBe(1n);
+    // Its id now stored in the log, the third append writes nothing and answers with its stream's head.
+    expect(dup.status === 'fulfilled' && dup.value.nextExpectedRevision).toBe(0n);
+    expect((await store.readStream(other)).map((e) => e.id)[0]).toBe(again.id);
+    expect(await store.readStream(taken)).toHaveLength(1);
     await store.close();
   });
 
