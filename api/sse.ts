@@ -34,6 +34,8 @@ export class SseConnection {
       this.write(': keep-alive\n\n');
     }, keepAliveMs);
     res.on('close', () => this.close());
+    // A client gone before the stream started: Node has sent its close already and will not again.
+    if (res.destroyed) this.close();
   }
 
   get isClosed(): boolean {

@@ -140,7 +140,15 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metric
         );
       }
       reply.hijack();
-      const conn = new SseConnection(reply.raw, keepAliveMs, reply.getHeaders());
+      let conn: SseConnection;
+      try {
+        conn = new SseConnection(reply.raw, keepAliveMs, reply.getHeaders());
+      } catch (err) {
+        place.release();
+        request.log.warn({ err }, 'stream could not start');
+        reply.raw.destroy();
+        return;
+      }
       open.add(conn);
 
       // Live events are queued while the replay runs; everything up to `boundary` comes from the store.
