@@ -6,9 +6,11 @@
  * WebhookEndpointDisabled event goes through the log and back: waiting for the
  * event let the endpoint's other lanes send for tens of milliseconds more.
  *
- * The event is appended after the commit. Until it is, the endpoint's row keeps
- * it (`disable_pending`, with its id), so an append lost to a crash or a failed
- * one is made at the next start, and one made twice is stored once.
+ * The event is appended after the commit. Until the projector applies it back
+ * from the log, the endpoint's row keeps it (`disable_pending`, with its id): an
+ * append lost to a crash or a failed one is made at the next start (one made
+ * twice is stored once), and an earlier update applied meanwhile cannot enable
+ * the endpoint again (projections/webhooks/projector.ts).
  */
 import type Database from 'better-sqlite3';
 import type { Clock } from '../core/clock.js';
@@ -41,7 +43,6 @@ export class EndpointDisabler {
     this.q = {
       // Only an enabled endpoint: one disabled already (by its customer, or by an earlier 410) is announced once.
       disable: db.prepare('UPDATE wh_endpoints SET enabled = 0, disable_pending = ? WHERE webhook_id = ? AND enabled = 1 AND deleted = 0'),
-      announced: db.prepare('UPDATE wh_endpoints SET disable_pending = NULL WHERE webhook_id = ? AND disable_pending = ?'),
       pending: db.prepare('SELECT webhook_id, customer_id, disable_pending FROM wh_endpoints WHERE disable_pending IS NOT NULL'),
     };
   }
@@ -70,7 +71,6 @@ export class EndpointDisabler {
     const p = JSON.parse(sealed) as Pending;
     this.o.log.warn({ webhook: webhookId, reason: p.reason }, 'webhook endpoint disabled');
     void disableWebhookEndpoint(this.o.store, this.o.clock, { webhook_id: webhookId, customer_id: customerId, reason: p.reason, detail: p.detail }, { id: p.id, at: p.at })
-      .then(() => this.q.announced.run(webhookId, sealed))
       .catch((err: unknown) => this.o.log.error({ err, webhook: webhookId }, 'the disabling of a webhook endpoint may not be in the log; it is appended at the next start'));
   }
 }

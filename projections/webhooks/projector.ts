@@ -159,7 +159,7 @@ export function webhookProjector(endpoints: EndpointChanges, owns: (webhookId: s
             return;
           case 'WebhookEndpointDisabled':
             if (!owns(e.data.webhook_id)) return;
-            q.setEnabled.run(0, e.data.webhook_id);
+            q.setDisabled.run(e.data.webhook_id);
             endpoints.forget(e.data.webhook_id);
             reloadFilters(e.data.customer_id);
             return;
@@ -228,8 +228,11 @@ function statements(db: Database.Database) {
     setUrl: db.prepare('UPDATE wh_endpoints SET url = ? WHERE webhook_id = ?'),
     setEvents: db.prepare('UPDATE wh_endpoints SET events = ? WHERE webhook_id = ?'),
     setDevices: db.prepare('UPDATE wh_endpoints SET device_ids = ? WHERE webhook_id = ?'),
-    // Enabling again starts a fresh count of failing days. The log's word on enabled replaces a disable not appended yet (endpoint-disable.ts).
-    setEnabled: db.prepare('UPDATE wh_endpoints SET enabled = ?, failing_since = NULL, disable_pending = NULL WHERE webhook_id = ?'),
+    // Enabling again starts a fresh count of failing days. A disable decided by delivery (endpoint-disable.ts) and not
+    // yet back from the log is newer than any update applied before it: those leave the endpoint disabled.
+    setEnabled: db.prepare('UPDATE wh_endpoints SET enabled = ?, failing_since = NULL WHERE webhook_id = ? AND disable_pending IS NULL'),
+    // The disable itself, back from the log: what delivery decided is now the log's word.
+    setDisabled: db.prepare('UPDATE wh_endpoints SET enabled = 0, failing_since = NULL, disable_pending = NULL WHERE webhook_id = ?'),
     rotate: db.prepare('UPDATE wh_endpoints SET previous_secret = secret, secret = ?, previous_valid_until = ? WHERE webhook_id = ?'),
     deleteEndpoint: db.prepare('UPDATE wh_endpoints SET deleted = 1, enabled = 0 WHERE webhook_id = ?'),
     cancelPending: db.prepare(`UPDATE wh_deliveries SET state = 'cancelled', next_attempt_at = NULL WHERE webhook_id = ? AND next_attempt_at IS NOT NULL`),

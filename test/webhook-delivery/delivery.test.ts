@@ -225,6 +225,38 @@ describe('webhook delivery', () => {
     expect(disabled?.data).toMatchObject({ reason: 'gone' });
   });
 
+  it('keeps a disable it decided against an earlier update the projector applies after it', async () => {
+    const s = await setup();
+    const { webhookId, cus } = await s.oneDeviceEndpoint();
+    const dbPath = join(s.dir, 'webhooks-late-update.sqlite');
+    const open = () => new WebhookDelivery({ store: s.store, clock: s.clock, log: silentLogger, dbPath, box: s.box, allowPrivate: true, enterprisePerS: 1000, feed: feedOf(s) });
+    const first = open();
+    await first.start();
+    await first.stop();
+    // A 410 was committed here, and the customer's update enabling the endpoint sits in the log before its disable.
+    const pending = { id: randomUuid(), reason: 'gone', detail: 'The receiver answered 410 Gone.', at: s.clock.now() };
+    const db = new Database(dbPath);
+    db.prepare('UPDATE wh_endpoints SET enabled = 0, disable_pending = ? WHERE webhook_id = ?').run(JSON.stringify(pending), webhookId);
+    db.close();
+    await s.append(streams.webhook(webhookId), [
+      { id: randomUuid(), type: 'WebhookEndpointUpdated', data: { webhook_id: webhookId, customer_id: cus, enabled: true, updated_at: s.clock.now() } },
+    ]);
+    const delivery = open();
+    await delivery.start();
+    const row = () => {
+      const r = new Database(dbPath, { readonly: true });
+      try {
+        return r.prepare('SELECT enabled, disable_pending FROM wh_endpoints WHERE webhook_id = ?').get(webhookId) as { enabled: number; disable_pending: string | null };
+      } finally {
+        r.close();
+      }
+    };
+    await until(async () => (await s.store.readStream(streams.webhook(webhookId))).some((e) => e.type === 'WebhookEndpointDisabled' && e.id === pending.id));
+    await until(() => row().disable_pending === null);
+    expect(row().enabled).toBe(0);
+    await delivery.stop();
+  });
+
   it('appends at its next start a disabling that a crash kept out of the log, once however often it is appended', async () => {
     const s = await setup();
     const { webhookId } = await s.oneDeviceEndpoint();
