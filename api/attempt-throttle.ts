@@ -25,7 +25,11 @@ export interface AttemptLimits {
 
 /** Panel logins (docs/api-decisions.md, Panel sessions). */
 export const LOGIN_LIMITS: AttemptLimits = { maxFailures: 5, windowMs: 15 * 60_000 };
-/** Above this many keys, idle keys whose window ended are swept, so a spray of emails cannot grow the map forever. */
+/**
+ * Above this many keys, idle keys whose window ended are swept, so a spray of emails cannot grow the
+ * map forever; the next sweep waits until the map has doubled, so a spray of live keys costs each
+ * attempt a sweep's share, not a walk of the whole map.
+ */
 const SWEEP_ABOVE = 10_000;
 /** What a refusal for attempts still in flight says to wait: they settle within a second or so. */
 const IN_FLIGHT_RETRY_S = 1;
@@ -55,6 +59,7 @@ export interface Refusal {
 
 export class AttemptThrottle {
   private readonly keys = new Map<string, KeyState>();
+  private sweepAbove = SWEEP_ABOVE;
 
   constructor(
     private readonly clock: Clock,
@@ -74,7 +79,10 @@ export class AttemptThrottle {
       else if (failures + s.inFlight >= this.limits.maxFailures) waitMs = Math.max(waitMs, IN_FLIGHT_RETRY_S * 1000);
     }
     if (waitMs > 0) return { retryAfterS: Math.ceil(waitMs / 1000) };
-    if (this.keys.size > SWEEP_ABOVE) this.sweep(now);
+    if (this.keys.size > this.sweepAbove) {
+      this.sweep(now);
+      this.sweepAbove = Math.max(SWEEP_ABOVE, this.keys.size * 2);
+    }
     for (const key of unique) {
       const s = this.keys.get(key);
       if (s) s.inFlight++;

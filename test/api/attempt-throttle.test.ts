@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AttemptThrottle, LOGIN_LIMITS, isRefusal, type Attempt, type Refusal } from '../../api/attempt-throttle.js';
 import { ManualClock } from '../../core/clock.js';
 
@@ -67,5 +67,19 @@ describe('AttemptThrottle', () => {
     for (let i = 0; i < 9; i++) begun(throttle.begin(['client:c'])).failed();
     begun(throttle.begin(['client:c'])).failed();
     expect(refusedFor(throttle.begin(['client:c']))).toBe(60);
+  });
+
+  it('sweeps a map of live keys now and then, not at every attempt', () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const throttle = new AttemptThrottle(clock);
+    const sweep = vi.spyOn(throttle as unknown as { sweep(now: number): void }, 'sweep');
+    // A spray of one failure per email, all inside their window: nothing can be swept.
+    for (let i = 0; i < 30_000; i++) begun(throttle.begin([`email:${i}@spray.example`])).failed();
+    expect(sweep.mock.calls.length).toBeLessThanOrEqual(2);
+    clock.advance(windowMs);
+    begun(throttle.begin(['email:late@x'])).failed();
+    for (let i = 0; i < 20_000; i++) begun(throttle.begin([`email:${i}@second.example`])).failed();
+    // Once the first spray's windows ended, a sweep clears them.
+    expect((throttle as unknown as { keys: Map<string, unknown> }).keys.size).toBeLessThan(30_000);
   });
 });
