@@ -70,6 +70,8 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     // Per-request lines would drown the gateway's logs; errors are still logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // Only the configured proxies may name the client: request.ip keys the login and token limits.
+    ...(settings.trustProxy.length > 0 ? { trustProxy: settings.trustProxy } : {}),
     genReqId: requestIds(),
     // Errors Fastify or Node would otherwise answer in their own JSON shape.
     frameworkErrors: frameworkErrorHandler,

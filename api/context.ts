@@ -74,6 +74,8 @@ export interface ApiSettings {
   publicUrl: string;
   /** FLEET_WEBHOOK_ALLOW_PRIVATE: webhook URLs may be plain http and reach private or loopback addresses (local development, tests). */
   allowPrivateWebhookUrls: boolean;
+  /** FLEET_TRUST_PROXY: proxies whose X-Forwarded-For gives the client's address (login and token limits key on it). */
+  trustProxy: string[];
   /** The customer panel's build (index.html, assets/), served at `/`; missing: `/` answers 503 until it is built. */
   panelDir: string;
   /** FLEET_PANEL_TILE_URL and FLEET_PANEL_TILE_ATTRIBUTION, for GET /panel-config.json and the panel's CSP. */
@@ -97,6 +99,7 @@ export const DEFAULT_SETTINGS: ApiSettings = {
   readyMaxLagS: 30,
   publicUrl: defaultPublicUrl(DEFAULT_HTTP_PORT),
   allowPrivateWebhookUrls: false,
+  trustProxy: [],
   panelDir: DEFAULT_PANEL_DIR,
   panelTileUrl: null,
   panelTileAttribution: null,

@@ -50,6 +50,7 @@ export async function startApi(ctx: RoleContext, inputs: ApiInputs): Promise<Api
       settings: {
         publicUrl: config.publicUrl,
         allowPrivateWebhookUrls: config.allowPrivateWebhookUrls,
+        trustProxy: config.trustProxy,
         panelTileUrl: config.panelTileUrl,
         panelTileAttribution: config.panelTileAttribution,
       },

@@ -2,6 +2,7 @@
  * Configuration comes from the environment (documented in the README). One
  * pure function turns an env object into a typed, validated config.
  */
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 
 export type Role = 'gateway' | 'projections' | 'api' | 'webhooks';
@@ -37,6 +38,11 @@ export interface Config {
   logLevel: string;
   /** Allow webhook URLs on private/loopback addresses and plain http (development and tests only). */
   allowPrivateWebhookUrls: boolean;
+  /**
+   * FLEET_TRUST_PROXY: the addresses (or CIDR ranges) of the reverse proxies in front of the API,
+   * whose X-Forwarded-For names the client; empty: the peer's address is the client's.
+   */
+  trustProxy: string[];
   /**
    * Where the key that encrypts webhook secrets comes from: `FLEET_SECRET_KEY`
    * (base64 of 32 bytes) or a key file, by default `<data dir>.key` beside
@@ -116,6 +122,18 @@ function tileUrl(env: NodeJS.ProcessEnv): string | null {
   return raw;
 }
 
+/** A comma list of IP addresses or CIDR ranges; `true` is refused: any client could then name its own address. */
+function proxies(raw: string | undefined): string[] {
+  const list = (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const entry of list) {
+    const [address, bits, extra] = entry.split('/');
+    if (extra !== undefined || isIP(address ?? '') === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))) {
+      throw new ConfigError(`FLEET_TRUST_PROXY must list the proxies' IP addresses or CIDR ranges, comma-separated (got ${JSON.stringify(entry)})`);
+    }
+  }
+  return list;
+}
+
 function flag(env: NodeJS.ProcessEnv, name: string): boolean {
   const raw = (env[name] ?? '').toLowerCase();
   if (raw === '' || raw === 'false' || raw === '0') return false;
@@ -165,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxQueuedFrames: int(env, 'FLEET_MAX_QUEUED_FRAMES', 256, 1, 100_000),
     logLevel: env.FLEET_LOG_LEVEL || 'info',
     allowPrivateWebhookUrls: flag(env, 'FLEET_WEBHOOK_ALLOW_PRIVATE'),
+    trustProxy: proxies(env.FLEET_TRUST_PROXY),
     webhookEnterprisePerS: int(env, 'FLEET_WEBHOOK_ENTERPRISE_PER_S', 1000, 1, 100_000),
     webhookShard: shard(env.FLEET_WEBHOOK_SHARD),
     panelTileUrl: tileUrl(env),

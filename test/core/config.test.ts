@@ -36,6 +36,14 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ FLEET_STORE: 'mysql://u:secret@x/db' })).toThrow(/mysql:\/\/u:\*\*\*@x\/db/);
   });
 
+  it('takes the reverse proxies to trust as addresses or CIDR ranges, and nothing looser', () => {
+    expect(loadConfig({}).trustProxy).toEqual([]);
+    expect(loadConfig({ FLEET_TRUST_PROXY: '10.0.0.5, 192.168.1.0/24,::1' }).trustProxy).toEqual(['10.0.0.5', '192.168.1.0/24', '::1']);
+    for (const bad of ['true', '*', 'proxy.example', '10.0.0.0/8/1']) {
+      expect(() => loadConfig({ FLEET_TRUST_PROXY: bad }), bad).toThrow(/FLEET_TRUST_PROXY/);
+    }
+  });
+
   it('takes PostgreSQL URLs as the store, and prints them with the password masked', () => {
     for (const url of ['postgres://fleet:pw@db.example:5432/fleet', 'postgresql://fleet@db.example/fleet?sslmode=require']) {
       expect(loadConfig({ FLEET_STORE: url }).store).toBe(url);
