@@ -26,6 +26,7 @@ import type {
 } from './port.js';
 import { WrongExpectedRevisionError } from './port.js';
 import { POSTGRES_SCHEMA, POSTGRES_SCHEMA_LAST } from './postgres-schema.js';
+import { StoreWriteError } from './write-health.js';
 
 /**
  * Held by every append transaction before it takes a position: appenders of all nodes commit one
@@ -226,6 +227,15 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
+  /** A small committed write, for write health to learn that the database takes writes again. */
+  async probeWrite(): Promise<void> {
+    try {
+      await this.pool.query(PROBE_SQL);
+    } catch (error) {
+      throw writeError(error);
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -295,7 +305,8 @@ export class PostgresEventStore implements EventStore {
       out = result.rows[0]!;
     } catch (error) {
       // The commit failed or its outcome is unknown: every caller of the group is rejected.
-      for (const a of batch) a.reject(error);
+      const failure = writeError(error);
+      for (const a of batch) a.reject(failure);
       return;
     }
     this.transactionsCommitted += 1;
@@ -401,4 +412,15 @@ function recorded(r: EventRow): RecordedEvent {
     metadata: JSON.parse(r.metadata) as Record<string, unknown>,
     created: Number(r.created),
   } as RecordedEvent<DomainEvent>;
+}
+
+/** Kept apart from the log: a probe must not add an event, nor wait for the append lock. */
+const PROBE_SQL = `CREATE TABLE IF NOT EXISTS fleet_write_probe (id integer PRIMARY KEY, at timestamptz NOT NULL);
+INSERT INTO fleet_write_probe (id, at) VALUES (1, now()) ON CONFLICT (id) DO UPDATE SET at = excluded.at`;
+
+/** A failed write as write health reads it: PostgreSQL's SQLSTATE (53100 disk full, 25006 read-only, 57P01 shut down) or the socket's code. */
+function writeError(error: unknown): StoreWriteError {
+  const e = error as { code?: unknown; message?: unknown };
+  const code = typeof e.code === 'string' && e.code !== '' ? `PG_${e.code}` : 'PG_FAILED';
+  return new StoreWriteError(code, `PostgreSQL write failed: ${String(e.message ?? error)}`, { cause: error });
 }

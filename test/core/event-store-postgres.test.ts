@@ -10,6 +10,7 @@ import { openEventStore } from '../../core/event-store/open.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
 import { APPEND_LOCK_KEY, INSERT_EVENTS_SQL, PostgresEventStore, openPostgresEventStore } from '../../core/event-store/postgres.js';
 import { type PostgresServer, startPostgresServer } from '../support/postgres-server.js';
+import { StoreWriteError } from '../../core/event-store/write-health.js';
 import { until } from '../support/wait.js';
 import { eventStoreContract } from './event-store.contract.js';
 
@@ -179,13 +180,17 @@ describe('postgres event store', () => {
     const watch = await connect();
     await until(async () => (await watch.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = 'fleet' AND wait_event_type = 'Lock'`)).rowCount === 1);
     await watch.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'fleet' AND wait_event_type = 'Lock'`);
-    await expect(append).rejects.toThrow();
+    // Write health (core/event-store/write-health.ts) reads it as the store failing to write.
+    const failure = await append.catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(StoreWriteError);
+    expect((failure as StoreWriteError).code).toMatch(/^PG_/);
     await admin.query('COMMIT');
     await admin.end();
     await watch.end();
     expect(await store.readStream(stream)).toEqual([]);
     const again = await store.appendToStream(stream, [created('again')]);
     expect(again.nextExpectedRevision).toBe(0n);
+    await expect(store.probeWrite()).resolves.toBeUndefined();
     await store.close();
   });
 
