@@ -80,7 +80,7 @@ export interface EventStore {
   subscribeToAll(options?: SubscribeToAllOptions): Subscription;
   /**
    * A small committed write outside the log, to learn whether the store writes again after a
-   * failure (write-health.ts); rejects with a StoreWriteError while it cannot. SQLite only.
+   * failure (write-health.ts); rejects with a StoreWriteError while it cannot. SQLite and PostgreSQL.
    */
   probeWrite?(): Promise<void>;
   close(): Promise<void>;
