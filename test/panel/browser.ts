@@ -81,3 +81,10 @@ export async function screenshots(page: Page, name: string, ready: () => Promise
   }
   await page.setViewportSize(LAPTOP);
 }
+
+/** For an afterEach: what the page looked like when a test failed, saved under ARTIFACTS for the CI log's reader. */
+export async function screenshotIfFailed(ctx: { task: { name: string; result?: { state?: string } } }, page: Page | undefined, prefix: string): Promise<void> {
+  if (ctx.task.result?.state !== 'fail' || !page) return;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, `${prefix}-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`) }).catch(() => {});
+}

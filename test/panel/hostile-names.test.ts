@@ -9,8 +9,6 @@
  * and the names show as their literal text. A pen test found a geofence name
  * parsed as HTML in the map's tooltip; panel/src/safe-text.ts is the fix.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { systemClock } from '../../core/clock.js';
@@ -23,7 +21,7 @@ import { bearerApi, startPlatformHarness, type Api, type Json, type PlatformHarn
 import { TcpClient } from '../support/tcp-client.js';
 import { until } from '../support/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { ARTIFACTS, hasChromium, launch, type Browser } from './browser.js';
+import { hasChromium, launch, screenshotIfFailed, type Browser } from './browser.js';
 
 const PASSWORD = 'correct horse battery staple';
 const EMAIL = 'ops@hostile.example';
@@ -121,11 +119,7 @@ describe.skipIf(!hasChromium)('customer-set text in the panel stays text', () =>
     page.on('pageerror', (err) => pageErrors.push(err.message));
   }, LONG);
 
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state !== 'fail' || !page) return;
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, `failed-hostile-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`) }).catch(() => {});
-  });
+  afterEach((ctx) => screenshotIfFailed(ctx, page, 'failed-hostile'));
 
   afterAll(async () => {
     unit.client?.close();

@@ -8,10 +8,8 @@
  * and screenshots of every page at laptop and phone sizes (test/artifacts/).
  * Every wait is for a condition, never for a time.
  */
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { systemClock } from '../../core/clock.js';
@@ -23,7 +21,7 @@ import { login, sendPoints, until } from '../support/device-login.js';
 import { bearerApi, startPlatformHarness, type Api, type PlatformHarness } from '../support/platform-harness.js';
 import { TcpClient } from '../support/tcp-client.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { ARTIFACTS, hasChromium, launch, pageText, screenshots, type Browser } from './browser.js';
+import { hasChromium, launch, pageText, screenshotIfFailed, screenshots, type Browser } from './browser.js';
 
 const PASSWORD = 'correct horse battery staple';
 const A_EMAIL = 'ops@acme.example';
@@ -89,12 +87,7 @@ describe.skipIf(!hasChromium)('customer panel in Chromium', () => {
     page.on('pageerror', (err) => pageErrors.push(err.message));
   }, LONG);
 
-  afterEach(async (ctx) => {
-    // What the page looked like when a test failed, for the CI log's reader.
-    if (ctx.task.result?.state !== 'fail' || !page) return;
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`) }).catch(() => {});
-  });
+  afterEach((ctx) => screenshotIfFailed(ctx, page, 'failed'));
 
   afterAll(async () => {
     device.client?.close();
