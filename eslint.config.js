@@ -55,7 +55,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  { files: ['**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...boundLimit] } },
+  // SQLite's rule: PostgreSQL binds a LIMIT without planning the statement again.
+  { files: ['**/*.ts'], ignores: ['**/postgres.ts'], rules: { 'no-restricted-syntax': ['error', ...boundLimit] } },
   // One rule's options replace an earlier block's, so the panel's block repeats the LIMIT one.
   { files: ['panel/src/**/*.ts'], ignores: [safeText], rules: { 'no-restricted-syntax': ['error', ...boundLimit, ...textOnly] } },
   boundary('core', ['gateway', 'projections', 'webhook-delivery', 'api', 'cli', 'main']),

@@ -26,6 +26,7 @@ import { KeyUsageRecorder } from './key-usage.js';
 import { createMetrics } from './metrics.js';
 import { panelRoutes, type Panel } from './panel.js';
 import { registerAccessControl } from './plugins/access.js';
+import { SharedBudgets } from './shared-rate-limit.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBodies } from './plugins/json-bodies.js';
 import { registerOpenApi } from './plugins/openapi.js';
@@ -102,6 +103,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     },
     ctx.clock,
     settings.rateLimits,
+    ctx.coordination ? new SharedBudgets(ctx.coordination, log) : null,
   );
 
   // Before every route: the document only contains routes added after it.

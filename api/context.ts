@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Clock } from '../core/clock.js';
 import { DEFAULT_HTTP_PORT, defaultPublicUrl } from '../core/config.js';
 import type { EventStore, LogPosition, RecordedEvent } from '../core/event-store/port.js';
+import type { Coordination } from '../core/coordination/port.js';
 import type { GatewayReading } from '../core/gateway-counters.js';
 import type { Plan } from '../core/events.js';
 import type { SecretBox } from '../core/secret-box.js';
@@ -32,6 +33,8 @@ export interface ApiContext {
   metrics?: MetricsSources;
   /** Whether the event store writes (core/event-store/write-health.ts): /readyz fails while it cannot. */
   storeWrites?: () => StoreWriteStatus;
+  /** What API nodes sharing a PostgreSQL share (the plan buckets); null or absent on one machine. */
+  coordination?: Coordination | null;
   settings?: Partial<ApiSettings>;
 }
 

@@ -8,6 +8,7 @@ import type { RoleContext, RoleHandle } from '../core/role.js';
 import type { SecretBox } from '../core/secret-box.js';
 import type { ReadModelAccess } from '../projections/role.js';
 import type { WebhookDeliveryAccess } from '../webhook-delivery/index.js';
+import { openCoordination } from '../core/coordination/open.js';
 import { buildApp } from './app.js';
 import type { MetricsSources } from './context.js';
 import { listen, stopApi } from './server.js';
@@ -34,6 +35,7 @@ export interface ApiInputs {
 export async function startApi(ctx: RoleContext, inputs: ApiInputs): Promise<ApiRole> {
   const { config, store, clock } = ctx;
   const { readModels } = inputs;
+  const coordination = await openCoordination(config.store);
   // Built (its route schemas compiled) while the history may still be catching up; it listens once that is done.
   const app = await buildApp(
     {
@@ -47,6 +49,7 @@ export async function startApi(ctx: RoleContext, inputs: ApiInputs): Promise<Api
       projections: readModels.view,
       storeWrites: inputs.storeWrites,
       webhookDelivery: inputs.webhookDelivery,
+      coordination,
       settings: {
         publicUrl: config.publicUrl,
         allowPrivateWebhookUrls: config.allowPrivateWebhookUrls,
@@ -58,7 +61,10 @@ export async function startApi(ctx: RoleContext, inputs: ApiInputs): Promise<Api
     },
     ctx.log.child({ role: 'api' }),
   );
-  const stop = () => stopApi(app);
+  const stop = async () => {
+    await stopApi(app);
+    await coordination?.close();
+  };
   await app.ready();
   await inputs.listenAfter;
   return { port: await listen(app, config.httpHost, config.httpPort), stop };

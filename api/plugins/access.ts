@@ -11,11 +11,18 @@ import type { Clock } from '../../core/clock.js';
 import type { ApiSettings } from '../context.js';
 import { authenticationHook, scopeCheckHook, scopesOf, type AuthDeps } from './auth.js';
 import { rateLimitHook } from './rate-limit.js';
+import type { SharedBudgets } from '../shared-rate-limit.js';
 
 /** Call before adding routes: only routes added afterwards get the hooks. */
-export function registerAccessControl(app: FastifyInstance, deps: AuthDeps, clock: Clock, rateLimits: ApiSettings['rateLimits']): void {
+export function registerAccessControl(
+  app: FastifyInstance,
+  deps: AuthDeps,
+  clock: Clock,
+  rateLimits: ApiSettings['rateLimits'],
+  shared: SharedBudgets | null,
+): void {
   const authenticate = authenticationHook(app, deps);
-  const limitRate = rateLimitHook(clock, rateLimits);
+  const limitRate = rateLimitHook(clock, rateLimits, shared);
   app.addHook('onRoute', (route) => {
     const needed = scopesOf(route.config?.scope);
     if (!needed) return;

@@ -5,15 +5,16 @@
  * ratelimit-headers-08+) and the X-RateLimit-* trio; over the limit is a 429
  * problem with `code: rate_limited` and `Retry-After`.
  *
- * Buckets live in this process: N API nodes behind a balancer allow up to N
- * times the limit. A shared limiter needs a shared store; see docs/api-platform.md.
+ * On one machine buckets live in this process; API nodes sharing a PostgreSQL
+ * share them (api/shared-rate-limit.ts), so N nodes grant no more than the plan.
  */
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import type { Plan } from '../../core/events.js';
 import type { ApiSettings, RateLimit } from '../context.js';
 import { ApiError } from '../problem.js';
-import { fullBucket, take, type BucketState } from '../../core/token-bucket.js';
+import { fullBucket, take, type BucketState, type TakeResult } from '../../core/token-bucket.js';
+import type { SharedBudgets } from '../shared-rate-limit.js';
 
 /** The plan limits for free and pro (docs/api-decisions.md, Rate limits); enterprise is "by agreement": a generous default until the customer's agreement is set (CustomerRateLimitSet). */
 export const PLAN_RATE_LIMITS: Record<Plan, RateLimit> = {
@@ -48,8 +49,8 @@ interface TenantBudget {
   limitHeader: string;
 }
 
-/** The hook that takes a token from the tenant's bucket (after authentication), or refuses with 429. */
-export function rateLimitHook(clock: Clock, settings: ApiSettings['rateLimits']): onRequestHookHandler {
+/** The hook that takes a token from the tenant's bucket (after authentication), or refuses with 429; `shared`: the bucket nodes share. */
+export function rateLimitHook(clock: Clock, settings: ApiSettings['rateLimits'], shared: SharedBudgets | null = null): onRequestHookHandler {
   const budgets = new Map<string, TenantBudget>();
   const budgetOf = (customerId: string, plan: Plan, agreed: RateLimit | null, now: number): TenantBudget => {
     const limit = limitFor(settings, plan, agreed);
@@ -75,25 +76,34 @@ export function rateLimitHook(clock: Clock, settings: ApiSettings['rateLimits'])
     if (!auth) return done();
     const now = clock.now();
     const budget = budgetOf(auth.customerId, auth.plan, auth.rateLimit, now);
-    const result = take(budget.bucket, budget.limits, now);
-    reply.headers({
-      'ratelimit-policy': budget.policy,
-      ratelimit: `"${auth.plan}";r=${result.remaining};t=${result.resetS}`,
-      'x-ratelimit-limit': budget.limitHeader,
-      'x-ratelimit-remaining': String(result.remaining),
-      // Unix seconds at which the bucket is full again (the GitHub convention for this header).
-      'x-ratelimit-reset': String(Math.ceil(now / 1000) + result.resetS),
-    });
-    if (result.allowed) return done();
-    const { limit } = budget;
-    done(
-      new ApiError(
-        429,
-        'rate_limited',
-        `Rate limit of the ${auth.plan} plan exceeded (${limit.perMinute} requests a minute, bursts of ${limit.burst}); retry in ${result.retryAfterS} s.`,
-        [],
-        { 'Retry-After': String(result.retryAfterS) },
-      ),
-    );
+    const taken = shared ? shared.take(auth.customerId, budget.limits, now) : take(budget.bucket, budget.limits, now);
+    if (taken instanceof Promise) {
+      taken.then((result) => answer(request, reply, budget, result, now, done), done);
+      return;
+    }
+    answer(request, reply, budget, taken, now, done);
   };
+}
+
+function answer(request: FastifyRequest, reply: FastifyReply, budget: TenantBudget, result: TakeResult, now: number, done: (err?: Error) => void): void {
+  const auth = request.auth!;
+  reply.headers({
+    'ratelimit-policy': budget.policy,
+    ratelimit: `"${auth.plan}";r=${result.remaining};t=${result.resetS}`,
+    'x-ratelimit-limit': budget.limitHeader,
+    'x-ratelimit-remaining': String(result.remaining),
+    // Unix seconds at which the bucket is full again (the GitHub convention for this header).
+    'x-ratelimit-reset': String(Math.ceil(now / 1000) + result.resetS),
+  });
+  if (result.allowed) return done();
+  const { limit } = budget;
+  done(
+    new ApiError(
+      429,
+      'rate_limited',
+      `Rate limit of the ${auth.plan} plan exceeded (${limit.perMinute} requests a minute, bursts of ${limit.burst}); retry in ${result.retryAfterS} s.`,
+      [],
+      { 'Retry-After': String(result.retryAfterS) },
+    ),
+  );
 }

@@ -7,7 +7,6 @@
  * Appends made in one turn of the event loop share one transaction (group commit), and each
  * caller's promise resolves only after COMMIT answered: a commit whose outcome is unknown rejects.
  */
-/* eslint-disable no-restricted-syntax -- its only rule here is SQLite's bound-LIMIT one; PostgreSQL binds a LIMIT without re-planning */
 import pg from 'pg';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
