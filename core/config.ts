@@ -97,8 +97,11 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, ma
   return n;
 }
 
-function shard(raw: string | undefined): { index: number; count: number } {
+function webhookShard(raw: string | undefined, store: string): { index: number; count: number } {
   if (raw === undefined || raw === '') return { index: 0, count: 1 };
+  if (/^postgres(ql)?:\/\//.test(store)) {
+    throw new ConfigError('FLEET_WEBHOOK_SHARD is for EventStoreDB: nodes on PostgreSQL share delivery by themselves (leases); unset it');
+  }
   const m = /^(\d+)\/(\d+)$/.exec(raw);
   const index = Number(m?.[1]);
   const count = Number(m?.[2]);
@@ -185,7 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateWebhookUrls: flag(env, 'FLEET_WEBHOOK_ALLOW_PRIVATE'),
     trustProxy: proxies(env.FLEET_TRUST_PROXY),
     webhookEnterprisePerS: int(env, 'FLEET_WEBHOOK_ENTERPRISE_PER_S', 1000, 1, 100_000),
-    webhookShard: shard(env.FLEET_WEBHOOK_SHARD),
+    webhookShard: webhookShard(env.FLEET_WEBHOOK_SHARD, store),
     panelTileUrl: tileUrl(env),
     panelTileAttribution: env.FLEET_PANEL_TILE_ATTRIBUTION || null,
     secretKey: env.FLEET_SECRET_KEY ? { base64: env.FLEET_SECRET_KEY } : { file: resolve(env.FLEET_SECRET_KEY_FILE || `${dataDir}.key`) },

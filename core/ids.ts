@@ -12,7 +12,7 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
  * (`deviceEventId`). `whk_`, `dlv_` and `rpl_` are webhook endpoints, deliveries and replays;
  * `usr_` and `ses_` panel users and their sessions.
  */
-export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'key' | 'cli' | 'whk' | 'dlv' | 'rpl' | 'usr' | 'ses';
+export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'key' | 'cli' | 'whk' | 'dlv' | 'rpl' | 'usr' | 'ses' | 'evt';
 
 /** Random bytes are drawn from a pool refilled 4 KiB at a time: one CSPRNG call per ~400 ids, not one per id. */
 const randomPool = Buffer.alloc(4096);
@@ -54,8 +54,13 @@ export function ulid(nowMs: number, random: Buffer = randomTen()): string {
  * comes from the cause: sortable by occurrence, identical on every replay.
  */
 export function deviceEventId(occurredAt: number, cause: string): string {
+  return namedId('evt', occurredAt, cause);
+}
+
+/** A `newId`-shaped id whose random part comes from `cause`: every node that derives it from the same cause gets the same id. */
+export function namedId(prefix: IdPrefix, timeMs: number, cause: string): string {
   const entropy = hash('sha256', cause, 'buffer').subarray(0, 10);
-  return `evt_${ulid(Math.max(0, occurredAt), entropy).toLowerCase()}`;
+  return `${prefix}_${ulid(Math.max(0, timeMs), entropy).toLowerCase()}`;
 }
 
 export function newId(prefix: IdPrefix, nowMs: number): string {

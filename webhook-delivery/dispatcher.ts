@@ -41,6 +41,8 @@ export interface DispatcherOptions {
   random?: () => number;
   /** Called after each committed batch of outcomes (tests and metrics). */
   onOutcome?: (outcomes: readonly Outcome[]) => void;
+  /** Whether this node sends the customer's deliveries now (shared-delivery.ts); absent: all of them. */
+  mayDeliver?: (customerId: string) => boolean;
 }
 
 export class WebhookDispatcher {
@@ -62,6 +64,7 @@ export class WebhookDispatcher {
       endpoints: o.endpoints,
       rateOf: customerRates(o.db, o.enterprisePerS),
       onIdle: (customerId) => this.slots.delete(customerId),
+      ...(o.mayDeliver && { mayDeliver: o.mayDeliver }),
     });
     this.sender = new Sender({ box: o.box, allowPrivate: o.allowPrivate, log: o.log, socketsFor: (c) => concurrencyFor(this.scheduler.rate(c)) });
     this.recorder = new OutcomeRecorder(o.db, o.endpoints, { ...o, random: o.random ?? Math.random, onCommitted: (batch) => this.committed(batch) });
@@ -158,7 +161,8 @@ export class WebhookDispatcher {
   /** One signed attempt; its outcome joins the recorder's next batch. Returns whether it succeeded. */
   private async attemptOne(row: DueRow): Promise<boolean> {
     // Claimed before a 410 (on another lane) disabled its endpoint: it stays pending, unsent.
-    if (!this.o.endpoints.get(row.webhook_id)?.enabled) {
+    // Or its customer's lease is no longer this node's to use: it stays pending for the holder.
+    if (!this.o.endpoints.get(row.webhook_id)?.enabled || (this.o.mayDeliver && !this.o.mayDeliver(row.customer_id))) {
       this.scheduler.unclaim(row);
       return false;
     }

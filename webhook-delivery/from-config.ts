@@ -1,6 +1,7 @@
 /**
- * Webhook delivery as the configuration describes it: its database in the data dir, its limits, and
- * the projector's feed for this node's shard. The one module here that imports projections/ (its feed):
+ * Webhook delivery as the configuration describes it: its database in the data dir, its limits, the
+ * projector's feed (for this node's shard on EventStoreDB), and on PostgreSQL the coordination of the
+ * nodes sharing it. The one module here that imports projections/ (its feed):
  * both the thread entry and the in-process start compose through it.
  */
 import { join } from 'node:path';
@@ -10,12 +11,13 @@ import type { EventStore } from '../core/event-store/port.js';
 import type { Logger } from '../core/logger.js';
 import type { SecretBox } from '../core/secret-box.js';
 import { webhookFeed } from '../projections/webhooks/feed.js';
+import { openCoordination } from '../core/coordination/open.js';
 import { WebhookDelivery } from './index.js';
 
 /** Where webhook delivery keeps its queue and log in a data dir. */
 export const deliveryDbPath = (dataDir: string): string => join(dataDir, 'webhooks.sqlite');
 
-export function webhookDeliveryFromConfig(config: Config, store: EventStore, clock: Clock, log: Logger, box: SecretBox): WebhookDelivery {
+export async function webhookDeliveryFromConfig(config: Config, store: EventStore, clock: Clock, log: Logger, box: SecretBox): Promise<WebhookDelivery> {
   return new WebhookDelivery({
     store,
     clock,
@@ -25,5 +27,7 @@ export function webhookDeliveryFromConfig(config: Config, store: EventStore, clo
     allowPrivate: config.allowPrivateWebhookUrls,
     enterprisePerS: config.webhookEnterprisePerS,
     feed: webhookFeed({ store, clock, log, shard: config.webhookShard }),
+    // Nodes sharing a PostgreSQL compete for customers; WebhookDelivery closes it when it stops.
+    coordination: await openCoordination(config.store),
   });
 }

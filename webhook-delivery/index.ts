@@ -15,6 +15,10 @@ import { openDeliveryDb } from './delivery-db.js';
 import { DeliveryLog, type WebhookDeliveryAccess } from './delivery-log.js';
 import { WebhookDispatcher, type Outcome } from './dispatcher.js';
 import { EndpointCache } from './endpoint-cache.js';
+import { SharedDelivery } from './shared-delivery.js';
+import type { Coordination } from '../core/coordination/port.js';
+import { randomUuid } from '../core/ids.js';
+import { hostname } from 'node:os';
 
 export type { AttemptRecord, DeliveryRecord, DeliveryWithAttempts, ReplayRecord, WebhookDeliveryAccess } from './delivery-log.js';
 
@@ -30,6 +34,8 @@ export interface WebhookDeliveryOptions {
   feed: OpenDeliveryFeed;
   random?: () => number;
   onOutcome?: (outcomes: readonly Outcome[]) => void;
+  /** Nodes sharing a PostgreSQL: delivery as competing consumers (shared-delivery.ts); null or absent: this node sends all. */
+  coordination?: Coordination | null;
 }
 
 export class WebhookDelivery implements WebhookDeliveryAccess {
@@ -38,13 +44,37 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
   private readonly db;
   private readonly checkpointer: WalCheckpointer;
   readonly reads: DeliveryLog;
+  private readonly shared: SharedDelivery | null;
+  private readonly coordination: Coordination | null;
 
   constructor(o: WebhookDeliveryOptions) {
     this.db = openDeliveryDb(o.dbPath);
     // Sends share this thread: a checkpoint's fsync here held them for tens of milliseconds at a time.
     this.checkpointer = checkpointInBackground(this.db);
     const endpoints = new EndpointCache(this.db);
-    const dispatcher = new WebhookDispatcher({ ...o, db: this.db, endpoints });
+    const shared = o.coordination
+      ? new SharedDelivery(o.coordination, this.db, {
+          catchUp: () => this.feed.catchUp(),
+          reread: (lanes) => {
+            dispatcher.untrackLanes(lanes);
+            dispatcher.wake(new Set(lanes.map((l) => l.customer_id)));
+          },
+        }, o.log.child({ part: 'shared-delivery' }), deliveryNodeName())
+      : null;
+    this.shared = shared;
+    this.coordination = o.coordination ?? null;
+    const dispatcher = new WebhookDispatcher({
+      ...o,
+      db: this.db,
+      endpoints,
+      ...(shared && {
+        mayDeliver: (customerId: string) => shared.mayDeliver(customerId),
+        onOutcome: (batch: readonly Outcome[]) => {
+          shared.committed(batch);
+          o.onOutcome?.(batch);
+        },
+      }),
+    });
     this.dispatcher = dispatcher;
     this.feed = o.feed(this.db, {
       accept: (handOff) => dispatcher.accept(handOff),
@@ -58,12 +88,16 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
   async start(): Promise<void> {
     await this.feed.start();
     this.dispatcher.start();
+    this.shared?.start();
     this.feed.resume();
   }
 
   async stop(): Promise<void> {
+    this.shared?.pause();
     await this.feed.stop();
     await this.dispatcher.stop();
+    await this.shared?.stop();
+    await this.coordination?.close();
     this.checkpointer.close();
     this.db.close();
   }
@@ -77,4 +111,9 @@ export class WebhookDelivery implements WebhookDeliveryAccess {
   catchUp(): Promise<void> {
     return this.feed.catchUp();
   }
+}
+
+/** A delivery node's name in the shared leases: host and process (so an operator can tell them apart), unique per start. */
+function deliveryNodeName(): string {
+  return `${hostname()}:${process.pid}:${randomUuid().slice(0, 8)}`;
 }

@@ -27,6 +27,8 @@ export interface Outcome {
   attempt: number;
   at: number;
   result: AttemptResult;
+  /** What the commit made of the delivery: set by the recorder as it writes the outcome. */
+  settled?: { state: 'pending' | 'delivered' | 'failed'; nextAttemptAt: number | null };
 }
 
 export interface RecorderOptions {
@@ -110,7 +112,7 @@ export class OutcomeRecorder {
     const { row, result } = o;
     const responseStart = result.responseBodyStart.slice(0, 1024);
     if (!result.ok) this.q.insertAttempt.run(row.delivery_id, o.attempt, o.at, result.status, result.error, Math.round(result.latencyMs), responseStart);
-    let state = 'delivered';
+    let state: 'pending' | 'delivered' | 'failed' = 'delivered';
     let next: number | null = null;
     if (result.ok) {
       if (this.failingEndpoints.delete(row.webhook_id)) this.q.healthy.run(row.webhook_id);
@@ -129,5 +131,6 @@ export class OutcomeRecorder {
       }
     }
     this.q.settle.run(o.attempt, state, next, o.at, result.status, result.error, Math.round(result.latencyMs), responseStart, row.seq);
+    o.settled = { state, nextAttemptAt: next };
   }
 }

@@ -17,7 +17,7 @@ export async function startWebhooks(ctx: RoleContext, secretBox: SecretBox): Pro
     return WebhookThread.start(ctx.config, secretBox, ctx.clock, ctx.onThreadFailure);
   }
   const { webhookDeliveryFromConfig } = await import('./from-config.js');
-  const delivery = webhookDeliveryFromConfig(ctx.config, ctx.store, ctx.clock, ctx.log.child({ role: 'webhooks' }), secretBox);
+  const delivery = await webhookDeliveryFromConfig(ctx.config, ctx.store, ctx.clock, ctx.log.child({ role: 'webhooks' }), secretBox);
   await delivery.start();
   return delivery;
 }

@@ -47,6 +47,8 @@ export interface SchedulerOptions {
   rateOf(customerId: string): number;
   /** The customer has nothing pending and nothing going: what is kept of it is its allowance. */
   onIdle?(customerId: string): void;
+  /** Whether this node sends the customer's deliveries now (several nodes: it holds the customer's lease); absent: all. */
+  mayDeliver?(customerId: string): boolean;
 }
 
 /** A delivery to start now: it begins a chain in its customer's slots. */
@@ -123,6 +125,7 @@ export class Scheduler {
         continue;
       }
       if (!share.dirty) continue;
+      if (this.o.mayDeliver && !this.o.mayDeliver(customerId)) continue;
       const room = Math.min(concurrencyFor(share.allowance.perS) * 2 - share.chains, MAX_IN_FLIGHT_TOTAL - this.inFlight.size);
       if (room <= 0) continue;
       // No allowance left: nothing could start, so no look (the customer stays dirty for the next plan).
@@ -150,6 +153,7 @@ export class Scheduler {
   nextInLane(done: DueRow, ahead: QueuedDelivery[], now: number): DueRow | null {
     const share = this.shares.get(done.customer_id);
     if (!share) return null;
+    if (this.o.mayDeliver && !this.o.mayDeliver(done.customer_id)) return null;
     // An endpoint disabled or changed meanwhile: the cache has its current state.
     const endpoint = this.o.endpoints.get(done.webhook_id);
     if (!endpoint?.enabled) return null;

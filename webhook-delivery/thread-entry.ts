@@ -17,7 +17,7 @@ nameThisThread('webhooks');
 const config = workerData as Config;
 runRunnerThread(config.store, async (store) => {
   const log = createLogger(config.logLevel).child({ role: 'webhooks' });
-  const delivery = webhookDeliveryFromConfig(config, store, systemClock, log, SecretBox.load(config.secretKey));
+  const delivery = await webhookDeliveryFromConfig(config, store, systemClock, log, SecretBox.load(config.secretKey));
   await delivery.start();
   return delivery;
 });

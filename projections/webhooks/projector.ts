@@ -17,7 +17,7 @@
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '../../core/event-store/port.js';
 import { positionToString } from '../../core/event-store/port.js';
-import { newId } from '../../core/ids.js';
+import { namedId } from '../../core/ids.js';
 import { evolveDevice, type DeviceRow } from '../devices/evolve.js';
 import { batchHandler, type EventHandler, type Projection } from '../projection.js';
 import type { SkipTypes } from '../runner.js';
@@ -109,7 +109,8 @@ export function webhookProjector(endpoints: EndpointChanges, owns: (webhookId: s
         for (const e of endpoints) {
           if (!e.kinds.has(m.payload.event) || (e.device_ids && !e.device_ids.has(m.device_id))) continue;
           body ??= JSON.stringify(m.payload);
-          const deliveryId = newId('dlv', event.created);
+          // Named by what it delivers, so every delivery node queues it under the same id.
+          const deliveryId = namedId('dlv', event.created, `${e.webhook_id}|${m.payload.event_id}|${m.payload.event}`);
           const { lastInsertRowid } = q.insertDelivery.run(
             deliveryId, e.webhook_id, m.customer_id, m.device_id, m.payload.event_id, m.payload.event,
             m.occurred_at, body, event.created, null,

@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import type { EventStore, LogPosition, RecordedEvent } from '../../core/event-store/port.js';
 import { comparePositions, positionFromString, positionToString } from '../../core/event-store/port.js';
-import { newId } from '../../core/ids.js';
+import { namedId } from '../../core/ids.js';
 import type { Logger } from '../../core/logger.js';
 import type { DeliveryIntake, LaneRef } from '../../core/webhook-queue.js';
 import { kindsMatching } from '../../core/webhook-kinds.js';
@@ -108,7 +108,7 @@ export class ReplayJobs {
             if (deviceIds && !deviceIds.has(m.device_id)) continue;
             // Resumed after a crash, a replay inserts nothing for what it queued before (wh_replayed).
             queued += this.q.insertDelivery.run(
-              newId('dlv', e.created), job.webhook_id, job.customer_id, m.device_id, m.payload.event_id, m.payload.event,
+              namedId('dlv', e.created, `${job.replay_id}|${m.payload.event_id}|${m.payload.event}`), job.webhook_id, job.customer_id, m.device_id, m.payload.event_id, m.payload.event,
               m.occurred_at, JSON.stringify(m.payload), e.created, job.replay_id,
             ).changes;
             lanes.set(m.device_id, { customer_id: job.customer_id, webhook_id: job.webhook_id, device_id: m.device_id });

@@ -52,6 +52,11 @@ describe('configuration from the environment', () => {
     expect(storeForDisplay('postgresql://fleet@db.example/fleet')).toBe('postgresql://fleet@db.example/fleet');
     expect(storeForDisplay('sqlite:/data/events.sqlite')).toBe('sqlite:/data/events.sqlite');
   });
+
+  it('takes static webhook shards on EventStoreDB only: nodes on PostgreSQL share delivery by leases', () => {
+    expect(loadConfig({ FLEET_STORE: 'esdb://db.example:2113', FLEET_WEBHOOK_SHARD: '1/2' }).webhookShard).toEqual({ index: 1, count: 2 });
+    expect(() => loadConfig({ FLEET_STORE: 'postgres://fleet@db.example/fleet', FLEET_WEBHOOK_SHARD: '1/2' })).toThrow(/FLEET_WEBHOOK_SHARD.*leases/);
+  });
 });
 
 describe('ids', () => {
