@@ -179,6 +179,13 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     action: 'Wait `Retry-After` seconds before the next request, and pace requests by the `RateLimit` headers.',
   },
   {
+    code: 'unknown_last_event_id',
+    status: 400,
+    meaning:
+      'Answered by `GET /v1/stream`: `Last-Event-ID` is past the end of the log, also after this node waited 5 s to catch up: it came from another platform or store, or was made up.',
+    action: 'Reconnect without `Last-Event-ID` (the stream then starts live), and read what you missed from `/v1/positions` and `/v1/events`.',
+  },
+  {
     code: 'too_many_streams',
     status: 429,
     meaning:

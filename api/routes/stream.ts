@@ -104,6 +104,7 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metric
         headers: StreamHeaders,
         response: {
           200: { description: 'The stream', content: { 'text/event-stream': { schema: Type.String() } } },
+          400: problemResponse('`Last-Event-ID` is past the end of the log (`unknown_last_event_id`), or malformed'),
           429: problemResponse('This credential or customer already holds as many live streams as allowed (`too_many_streams`)', {
             'Retry-After': { type: 'string', description: 'Seconds to wait before connecting again' },
           }),
@@ -114,8 +115,7 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metric
       const auth = authOf(request);
       const wantPositions = hasScope(auth.scopes, 'positions:read');
       const wantEvents = hasScope(auth.scopes, 'events:read');
-      const lastHeader = request.headers['last-event-id'];
-      let last: LogPosition | null = typeof lastHeader === 'string' ? positionFromString(lastHeader) : null;
+      let last = await resumePosition(request.headers['last-event-id'], ctx);
 
       const relevant = (e: RecordedEvent): e is Relevant =>
         (wantPositions && e.type === 'PositionRecorded' && e.data.customer_id === auth.customerId) ||
@@ -198,4 +198,27 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metric
       for (const e of queued) send(e);
     },
   );
+}
+
+/** How long a resume past this node's read models waits for them (another API node may be ahead), before it is refused. */
+const AHEAD_WAIT_MS = 5_000;
+
+/** The position a `Last-Event-ID` (its form checked by the schema) resumes after (null: none), or a 400 when it is past this log's end. */
+async function resumePosition(text: string | string[] | undefined, ctx: ApiContext): Promise<LogPosition | null> {
+  if (typeof text !== 'string') return null;
+  const last = positionFromString(text);
+  const boundary = ctx.projections.position();
+  if (boundary && comparePositions(last, boundary) <= 0) return last;
+  // Polled rather than awaited: a made-up position would leave a waiter behind for good.
+  const giveUpAt = Date.now() + AHEAD_WAIT_MS;
+  let caughtUp = false;
+  while (!caughtUp && Date.now() < giveUpAt) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = ctx.projections.position();
+    caughtUp = now !== null && comparePositions(last, now) <= 0;
+  }
+  if (!caughtUp) {
+    throw new ApiError(400, 'unknown_last_event_id', `Last-Event-ID ${text} is past the end of this platform's log: it was not sent by this stream (another store?); reconnect without it.`);
+  }
+  return last;
 }

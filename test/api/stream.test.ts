@@ -118,6 +118,15 @@ describe('GET /v1/stream', () => {
     expect(next.id).toBe(positionToString(live));
   });
 
+  it('refuses a Last-Event-ID past the end of the log (another store\'s, or made up) with a clear error', async () => {
+    const { apiKey } = await h.newCustomer();
+    const ahead = await fetch(`${base}/v1/stream`, { headers: { authorization: `Bearer ${apiKey}`, 'last-event-id': '9000000000/9000000000' } });
+    expect(ahead.status).toBe(400);
+    const problem = (await ahead.json()) as { code: string; detail: string };
+    expect(problem.code).toBe('unknown_last_event_id');
+    expect(problem.detail).toContain('9000000000/9000000000');
+  });
+
   it('refuses a malformed Last-Event-ID, a missing credential and a credential without either scope', async () => {
     const { customerId, apiKey } = await h.newCustomer();
     const bad = await fetch(`${base}/v1/stream`, { headers: { authorization: `Bearer ${apiKey}`, 'last-event-id': 'yesterday' } });
