@@ -11,7 +11,7 @@ import { dropHistoryFromReadModels, historyDbPath, openHistoryReads, type Histor
 import type { HistoryItemEncoder } from './history/index.js';
 import { HistoryThread, type HistoryItemEncoderModule } from './history/thread.js';
 import type { ProjectionRunner } from './index.js';
-import { openReadModelDb, readModelsDbPath } from './runner.js';
+import { logOrigin, openReadModelDb, readModelsDbPath } from './runner.js';
 import type { runnerView } from './view.js';
 
 export interface ProjectionsOptions {
@@ -48,7 +48,7 @@ export interface ProjectionsRole extends RoleHandle {
 /** Resolves once this thread's read models have caught up with the log and follow it; the history may still be catching up. */
 export async function startProjections(ctx: RoleContext, options: ProjectionsOptions): Promise<ProjectionsRole> {
   const { config, store, clock, log } = ctx;
-  const db = openReadModelDb(readModelsDbPath(config.dataDir));
+  const db = openReadModelDb(readModelsDbPath(config.dataDir), await logOrigin(store));
   // A history of an older layout is moved out of the read models' database.
   dropHistoryFromReadModels(db);
   const historyReads = openHistoryReads(historyDbPath(config.dataDir));

@@ -10,6 +10,7 @@
  */
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
+import type { EventStore } from '../core/event-store/port.js';
 import { openPrivateSqlite } from '../core/private-files.js';
 
 export { ProjectionRunner, type RunnerOptions } from './runner/gathered.js';
@@ -32,7 +33,13 @@ export const READ_MODEL_VERSION = 6;
 /** Where the read models (all but the history and webhook delivery) keep their database in a data dir. */
 export const readModelsDbPath = (dataDir: string): string => join(dataDir, 'readmodels.sqlite');
 
-export function openReadModelDb(path: string): Database.Database {
+/**
+ * Opens (creating) a read-model database. `logOrigin`, the id of the log's first event (logOrigin()),
+ * is what its rows were built from: read models of another log (a store switched, a database restored
+ * from elsewhere) are dropped and rebuilt, as their checkpoint means nothing in this one. Readers that
+ * only read pass none.
+ */
+export function openReadModelDb(path: string, logOrigin?: string | null): Database.Database {
   const db = openPrivateSqlite(path);
   // The log is the source of truth: a lost read-model commit is replayed from the checkpoint.
   db.pragma('synchronous = NORMAL');
@@ -43,11 +50,26 @@ export function openReadModelDb(path: string): Database.Database {
   db.pragma('cache_size = -65536');
   db.pragma('temp_store = MEMORY');
   db.pragma('wal_autocheckpoint = 10000');
-  if (db.pragma('user_version', { simple: true }) !== READ_MODEL_VERSION) dropEverything(db);
+  if (db.pragma('user_version', { simple: true }) !== READ_MODEL_VERSION || !ofLog(db, logOrigin)) dropEverything(db);
   db.exec(`
     CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, stream TEXT NOT NULL, event TEXT NOT NULL);`);
+  if (logOrigin) db.prepare("INSERT OR REPLACE INTO checkpoints (name, position) VALUES ('log-origin', ?)").run(logOrigin);
   return db;
+}
+
+/** The id of the log's first event: which log a read model was built from (null: the log is empty). */
+export async function logOrigin(store: EventStore): Promise<string | null> {
+  return (await store.readAll({ maxCount: 1 }))[0]?.id ?? null;
+}
+
+/** Whether the database's rows come from the log that starts with `origin` (or nothing says otherwise). */
+function ofLog(db: Database.Database, origin: string | null | undefined): boolean {
+  if (!origin) return true;
+  const hasCheckpoints = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'").pluck().get();
+  if (!hasCheckpoints) return true;
+  const stored = db.prepare("SELECT position FROM checkpoints WHERE name = 'log-origin'").pluck().get() as string | undefined;
+  return stored === undefined || stored === origin;
 }
 
 /** Read models of another version: every table goes (the outbox too: its events are derived again on the replay). */

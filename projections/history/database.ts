@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { EventStore, LogPosition } from '../../core/event-store/port.js';
 import type { Logger } from '../../core/logger.js';
 import { checkpointInBackground } from '../../core/wal-checkpointer.js';
-import { ApplyOnArrivalRunner, checkpointReader, openReadModelDb } from '../runner.js';
+import { ApplyOnArrivalRunner, checkpointReader, logOrigin, openReadModelDb } from '../runner.js';
 import { createHistoryTable, historyProjection, type HistoryItemEncoder } from './index.js';
 
 export const historyDbPath = (dataDir: string): string => join(dataDir, 'history.sqlite');
@@ -103,8 +103,8 @@ const HISTORY_LIVE_DELAY_MS = 250;
 const HISTORY_WAL_RESTART_PAGES = 16_384;
 
 /** Opens (creating) the history database: a read-model database, versioned and checkpointed like the others. */
-export function openHistoryDb(path: string): Database.Database {
-  const db = openReadModelDb(path);
+export function openHistoryDb(path: string, origin?: string | null): Database.Database {
+  const db = openReadModelDb(path, origin);
   db.pragma(`cache_size = ${HISTORY_CACHE_PAGES}`);
   dropOlderLayout(db);
   createHistoryTable(db);
@@ -127,7 +127,7 @@ function dropOlderLayout(db: Database.Database): void {
  * the log when this resolves. Commits run in the caller's thread, checkpoints beside it.
  */
 export async function startHistory(store: EventStore, path: string, encodeItem: HistoryItemEncoder, log: Logger): Promise<HistoryRole> {
-  const db = openHistoryDb(path);
+  const db = openHistoryDb(path, await logOrigin(store));
   const checkpointer = checkpointInBackground(db);
   db.pragma(`wal_autocheckpoint = ${HISTORY_WAL_RESTART_PAGES}`);
   const runner = new ApplyOnArrivalRunner(store, db, [historyProjection(encodeItem, log)], log, {

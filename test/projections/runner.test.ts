@@ -16,7 +16,7 @@ import { contentUuid, randomUuid } from '../../core/ids.js';
 import { silentLogger } from '../../core/logger.js';
 import { batchHandler, type Projection } from '../../projections/projection.js';
 import { until } from '../support/wait.js';
-import { ApplyOnArrivalRunner, ProjectionRunner, READ_MODEL_VERSION, openReadModelDb } from '../../projections/runner.js';
+import { ApplyOnArrivalRunner, ProjectionRunner, READ_MODEL_VERSION, logOrigin, openReadModelDb } from '../../projections/runner.js';
 import { appendsTo, applications, expectAppliedOnceEach, failingOnce, status, withGatedReads, withSlowReads, type MakeRunner } from './runner-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleet-runner-'));
@@ -264,6 +264,30 @@ describe('projection runner', () => {
     expect(reopened.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'retired'").pluck().get()).toBe(0);
     reopened.close();
     await store.close();
+  });
+
+  it('rebuilds read models built from another log (a store switched), whose checkpoint means nothing in this one', async () => {
+    const path = join(dir, 'origin-readmodels.sqlite');
+    const logA = new SqliteEventStore(join(dir, 'origin-a.sqlite'), { synchronous: 'OFF' });
+    const logB = new SqliteEventStore(join(dir, 'origin-b.sqlite'), { synchronous: 'OFF' });
+    for (let i = 0; i < 5; i++) await logA.appendToStream('tenant-cus_1', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
+    for (let i = 0; i < 2; i++) await logB.appendToStream('tenant-cus_2', [{ id: randomUuid(), type: 'StatusReported', data: {} as never }]);
+    const appliedIds = async (store: SqliteEventStore) => {
+      const db = openReadModelDb(path, await logOrigin(store));
+      const runner = new ProjectionRunner(store, db, [applications], silentLogger);
+      await runner.catchUp();
+      await runner.stop();
+      const ids = db.prepare('SELECT event_id FROM applied ORDER BY rowid').pluck().all();
+      db.close();
+      return ids;
+    };
+    const idsOf = async (store: SqliteEventStore) => (await store.readAll({})).map((e) => e.id);
+    expect(await appliedIds(logA)).toEqual(await idsOf(logA));
+    // Log B is shorter: on A's checkpoint it would apply nothing, and A's rows would stay.
+    expect(await appliedIds(logB)).toEqual(await idsOf(logB));
+    expect(await appliedIds(logB)).toEqual(await idsOf(logB));
+    await logA.close();
+    await logB.close();
   });
 
   it('appends the derived events of a batch together, one append per stream in the order raised, and keeps them for a retry when one fails', async () => {
