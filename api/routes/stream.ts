@@ -151,15 +151,18 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metric
       }
       open.add(conn);
 
-      // Live events are queued while the replay runs; everything up to `boundary` comes from the store.
+      // Live events are queued while the replay runs (at most MAX_QUEUED_LIVE: past that, the rest is a
+      // gap); everything up to `boundary` comes from the store.
       const boundary = ctx.projections.position();
       let queue: Relevant[] | null = [];
+      let overflowedAt: LogPosition | null = null;
       const unsubscribe = ctx.projections.onApplied((batch) => {
         for (const e of batch) {
           if (revokes(auth, e)) return conn.close('credential revoked');
           if (!relevant(e)) continue;
-          if (queue) queue.push(e);
-          else send(e);
+          if (!queue) send(e);
+          else if (queue.length < MAX_QUEUED_LIVE) queue.push(e);
+          else overflowedAt = e.position;
         }
       });
       conn.onClose(() => {
@@ -196,9 +199,17 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metric
       const queued = queue;
       queue = null;
       for (const e of queued) send(e);
+      if (overflowedAt) {
+        // What came live beyond the queue's bound is not sent: the client fills it from the lists.
+        conn.send('gap', positionToString(overflowedAt), { from: positionToString(queued.at(-1)?.position ?? boundary ?? overflowedAt), to: positionToString(overflowedAt) });
+        last = overflowedAt;
+      }
     },
   );
 }
+
+/** Live events held for a stream while its resume replays, at most: a slow client on a busy fleet holds no more. */
+const MAX_QUEUED_LIVE = 10_000;
 
 /** How long a resume past this node's read models waits for them (another API node may be ahead), before it is refused. */
 const AHEAD_WAIT_MS = 5_000;
