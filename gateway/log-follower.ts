@@ -117,6 +117,7 @@ export class LogFollower {
         resolve();
       };
       const timer = setTimeout(done, ms);
+      timer.unref(); // a backoff alone does not keep the process alive
       this.wakeFromPause = done;
     });
   }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../core/clock.js';
-import type { DomainEvent } from '../../core/events.js';
+import type { DeviceConnected, DomainEvent } from '../../core/events.js';
 import { InMemoryEventStore } from '../../core/event-store/memory.js';
 import type { EventStore, EventToAppend, RecordedEvent, SubscribeToAllOptions, Subscription } from '../../core/event-store/port.js';
 import { LogFollower } from '../../gateway/log-follower.js';
@@ -90,7 +90,7 @@ describe('the gateway log follower', () => {
     const memory = new InMemoryEventStore();
     const w = watched(memory);
     const captured = capturingLogger();
-    const seen: RecordedEvent[] = [];
+    const seen: Array<RecordedEvent<DeviceConnected>> = [];
     follower = new LogFollower({ store: w.store, clock: new ManualClock(0), log: captured.log, retryMs: 1 });
     follower.on('DeviceConnected', (e) => seen.push(e));
     w.fail(1);
