@@ -20,6 +20,7 @@ import type { EncodeContext } from '../simulator/encoders/types.js';
 import { login, sendPoints } from '../support/device-login.js';
 import { registerInStore, testGatewayOptions } from '../support/gateway-harness.js';
 import { startPostgresServer, type PostgresServer } from '../support/postgres-server.js';
+import { capturingLogger } from '../support/platform-harness.js';
 import { TcpClient } from '../support/tcp-client.js';
 import { until } from '../support/wait.js';
 
@@ -110,5 +111,18 @@ describe.each(['memory', 'postgres'] as const)('two gateway nodes on one %s stor
     // B's connection ending takes the device offline: its disconnect pairs with B's connection.
     onB.close();
     await until(async () => (await deviceRow(storeA, claim.device_id))?.status === 'offline', 'offline once B lets go');
+  });
+});
+
+describe('a gateway node', () => {
+  it('gets a random id of its own at each start and logs it', () => {
+    const captured = capturingLogger();
+    const store = new InMemoryEventStore();
+    const first = new Gateway(testGatewayOptions(store, { log: captured.log }));
+    const second = new Gateway(testGatewayOptions(store, { log: captured.log }));
+    expect(first.nodeId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(second.nodeId).not.toBe(first.nodeId);
+    const logged = captured.lines.map((l) => JSON.parse(l) as { gatewayNode?: string }).map((l) => l.gatewayNode);
+    expect(logged).toEqual([first.nodeId, second.nodeId]);
   });
 });
