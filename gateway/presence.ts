@@ -304,6 +304,6 @@ export class DevicePresence {
     if (this.devices.get(id) !== state) return;
     // The live state may have moved on while the append was in flight.
     if (this.differs(state) && !state.graceTimer) this.dirty.add(id);
-    else if (!state.live && state.written === null && !state.graceTimer && this.devices.get(id) === state) this.devices.delete(id);
+    else if (!state.live && state.written === null && !state.graceTimer) this.devices.delete(id);
   }
 }
