@@ -189,6 +189,8 @@ export interface DeviceConnected {
     protocol: string;
     remote_address: string;
     at: number;
+    /** The gateway node that wrote it (random per start), so other nodes know the device left them; absent in older events. */
+    gateway_node?: string;
   };
 }
 

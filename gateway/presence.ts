@@ -4,6 +4,10 @@
  *
  * - One live connection per device on a node: a second one wins, the older socket is
  *   closed, and the replacement is recorded (`DeviceConnectionReplaced`, throttled per device).
+ * - Across nodes, the newest `DeviceConnected` in the log wins: a node that sees another node's
+ *   (through the log follower) closes its own connection of the device and forgets it, writing
+ *   nothing, since the device is online there. A node whose own record is the later one keeps
+ *   the device; the other node then lets go when it sees that record.
  * - A device that reconnects within the grace period after its connection closed keeps the
  *   connection id already recorded: no disconnected/connected pair for a quick redial, so a
  *   reconnect storm of one unit writes one pair, not one per reconnect.
@@ -12,8 +16,8 @@
  *   writes nothing). Status is late under a storm, never wrong once it has passed.
  */
 import type { Clock } from '../core/clock.js';
-import type { DeviceClaim, DeviceDisconnected, DeviceProtocol } from '../core/events.js';
-import type { EventStore } from '../core/event-store/port.js';
+import type { DeviceClaim, DeviceConnected, DeviceDisconnected, DeviceProtocol } from '../core/events.js';
+import { comparePositions, type EventStore, type LogPosition, type RecordedEvent } from '../core/event-store/port.js';
 import { appendFailureLevel } from '../core/event-store/write-health.js';
 import { randomUuid } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
@@ -46,6 +50,8 @@ export interface PresenceDeps {
   replacements: KeyedThrottle;
   /** A reconnect within this long after a close keeps the recorded connection. */
   graceMs: number;
+  /** This gateway node's id, written into its `DeviceConnected` events. */
+  nodeId: string;
 }
 
 interface DeviceState {
@@ -53,6 +59,10 @@ interface DeviceState {
   live: PresenceConnection | null;
   /** The connection id this node recorded the device online with (no disconnect written since), or null. */
   written: string | null;
+  /** Where that record is in the log. */
+  writtenAt: LogPosition | null;
+  /** Another node's `DeviceConnected` seen while a write of this node was in flight: decided once it lands. */
+  elsewhereAt: LogPosition | null;
   lastClose: { reason: DisconnectReason; lastSeenAt: number; at: number } | null;
   graceTimer: NodeJS.Timeout | null;
   writing: boolean;
@@ -80,7 +90,7 @@ export class DevicePresence {
     const id = c.claim.device_id;
     let state = this.devices.get(id);
     if (!state) {
-      state = { claim: c.claim, live: null, written: null, lastClose: null, graceTimer: null, writing: false };
+      state = { claim: c.claim, live: null, written: null, writtenAt: null, elsewhereAt: null, lastClose: null, graceTimer: null, writing: false };
       this.devices.set(id, state);
     }
     const previous = state.live;
@@ -107,6 +117,22 @@ export class DevicePresence {
       this.markDirty(c.claim.device_id);
     }, this.deps.graceMs);
     state.graceTimer.unref();
+  }
+
+  /**
+   * A `DeviceConnected` in the log (the follower hands over every node's): when another node wrote
+   * it after this node's own record of the device, this node lets go of the device.
+   */
+  connectedInLog(e: RecordedEvent<DeviceConnected>): void {
+    const d = e.data;
+    const state = this.devices.get(d.device_id);
+    if (this.stopped || !state || d.gateway_node === this.deps.nodeId) return;
+    if (d.connection_id === state.written || d.connection_id === state.live?.connectionId) return;
+    if (state.writing) {
+      if (!state.elsewhereAt || comparePositions(e.position, state.elsewhereAt) > 0) state.elsewhereAt = e.position;
+      return;
+    }
+    this.letGoIfOlder(d.device_id, state, e.position);
   }
 
   /** Writes every pending state now, grace periods and bucket aside (the gateway is stopping). */
@@ -160,6 +186,27 @@ export class DevicePresence {
       .catch((err: unknown) => log[appendFailureLevel(err, 'warn')]({ err, device: id }, 'could not record a replaced connection'));
   }
 
+  /** Lets go of the device unless this node's own record is later in the log than `elsewhereAt`. */
+  private letGoIfOlder(id: string, state: DeviceState, elsewhereAt: LogPosition): void {
+    if (state.writtenAt && comparePositions(state.writtenAt, elsewhereAt) > 0) return;
+    this.devices.delete(id);
+    this.dirty.delete(id);
+    if (state.graceTimer) clearTimeout(state.graceTimer);
+    state.graceTimer = null;
+    const live = state.live;
+    state.live = null;
+    if (!live) return;
+    this.deps.stats.connectionsReplaced += 1;
+    live.close('replaced', 'the device logged in on another gateway node');
+    const skipped = this.replacedLog.take(id, this.deps.clock.now());
+    if (skipped >= 0) {
+      this.deps.log.warn(
+        { device: id, imei: state.claim.imei, remote: live.remoteAddress, notLoggedForDevice: skipped },
+        'device.connection_replaced: the device logged in on another gateway node; its connection here is closed',
+      );
+    }
+  }
+
   private markDirty(id: string): void {
     if (this.stopped) return;
     this.dirty.add(id);
@@ -207,7 +254,7 @@ export class DevicePresence {
     state.writing = true;
     try {
       if (live) {
-        await this.deps.store.appendToStream(streams.device(id), [
+        const result = await this.deps.store.appendToStream(streams.device(id), [
           {
             id: randomUuid(),
             type: 'DeviceConnected',
@@ -218,10 +265,12 @@ export class DevicePresence {
               protocol: live.protocolName,
               remote_address: live.remoteAddress,
               at: live.connectedAt,
+              gateway_node: this.deps.nodeId,
             },
           },
         ]);
         state.written = live.connectionId;
+        state.writtenAt = result.position;
       } else if (state.written !== null) {
         const close = state.lastClose ?? { reason: 'closed' as const, lastSeenAt: this.deps.clock.now(), at: this.deps.clock.now() };
         await this.deps.store.appendToStream(streams.device(id), [
@@ -239,6 +288,7 @@ export class DevicePresence {
           },
         ]);
         state.written = null;
+        state.writtenAt = null;
       }
     } catch (err) {
       this.deps.log[appendFailureLevel(err, 'warn')]({ err, device: id }, 'could not record a connection change; trying again');
@@ -246,9 +296,14 @@ export class DevicePresence {
       return;
     } finally {
       state.writing = false;
+      // Another node's login seen meanwhile: now that this node's record has landed (or not), the later one wins.
+      const elsewhereAt = state.elsewhereAt;
+      state.elsewhereAt = null;
+      if (elsewhereAt && this.devices.get(id) === state) this.letGoIfOlder(id, state, elsewhereAt);
     }
+    if (this.devices.get(id) !== state) return;
     // The live state may have moved on while the append was in flight.
     if (this.differs(state) && !state.graceTimer) this.dirty.add(id);
-    else if (!state.live && state.written === null && !state.graceTimer && this.devices.get(id) === state) this.devices.delete(id);
+    else if (!state.live && state.written === null && !state.graceTimer) this.devices.delete(id);
   }
 }

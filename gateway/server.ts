@@ -7,11 +7,13 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Clock } from '../core/clock.js';
 import type { EventStore } from '../core/event-store/port.js';
+import { randomUuid } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { DeviceConnection } from './connection.js';
 import { ConnectionAdmission, readFileLimit, totalConnectionCap, type FileLimit } from './connection-limits.js';
 import { DeviceDirectory } from './directory.js';
 import type { ProtocolModule, ProtocolName } from './protocol.js';
+import { LogFollower } from './log-follower.js';
 import { LogThrottle } from './log-throttle.js';
 import { newStats, type ConnectionRejection, type GatewayCounters } from './stats.js';
 import { KeyedThrottle } from './keyed-throttle.js';
@@ -41,6 +43,8 @@ export interface GatewayOptions {
   connectionEventBudget?: { burst: number; perSecond: number };
   /** The process's open-file limit; read from the system when absent. */
   fileLimit?: FileLimit;
+  /** This node's id among the gateway nodes on one store; random when absent (each start is a new node). */
+  nodeId?: string;
 }
 
 /** At most one log line per cap (and per listener error) in this interval; the next says how many were skipped. */
@@ -69,6 +73,10 @@ export const DEFAULT_RECONNECT_GRACE_MS = 5_000;
 
 export class Gateway {
   readonly stats: GatewayCounters = newStats();
+  /** Written into this node's `DeviceConnected` events, so other nodes on the store tell them from their own. */
+  readonly nodeId: string;
+  /** The other nodes' logins (and, later, device commands) from the shared log. */
+  private readonly follower: LogFollower;
   private readonly servers: Array<{ protocol: ProtocolName; server: Server }> = [];
   private readonly connections = new Set<DeviceConnection>();
   private readonly presence: DevicePresence;
@@ -81,6 +89,7 @@ export class Gateway {
   private readonly registrations = new LogThrottle(REGISTRATION_INTERVAL_MS);
 
   constructor(private readonly options: GatewayOptions) {
+    this.nodeId = options.nodeId ?? randomUuid();
     this.directory = new DeviceDirectory(options.store, options.clock);
     const deviceEvents = new KeyedThrottle(DEVICE_EVENT_INTERVAL_MS, new TokenBucket(DEVICE_EVENT_BURST, DEVICE_EVENT_PER_SECOND));
     this.unknownDevices = new UnknownDeviceLog(options.store, options.clock, options.log, deviceEvents, this.stats);
@@ -96,7 +105,11 @@ export class Gateway {
       ),
       replacements: deviceEvents,
       graceMs: options.reconnectGraceMs ?? DEFAULT_RECONNECT_GRACE_MS,
+      nodeId: this.nodeId,
     });
+    this.follower = new LogFollower({ store: options.store, clock: options.clock, log: options.log });
+    // A device that logged in on another node is online there: this node lets go of it (presence.ts).
+    this.follower.on('DeviceConnected', (e) => this.presence.connectedInLog(e));
     const fileLimit = options.fileLimit ?? readFileLimit();
     this.admission = new ConnectionAdmission(
       totalConnectionCap(fileLimit, options.maxTotalConnections ?? null),
@@ -104,18 +117,29 @@ export class Gateway {
     );
     options.log.info(
       {
+        gatewayNode: this.nodeId,
         fileLimit: fileLimit.soft,
         fileLimitSource: fileLimit.source,
         maxTotalConnections: this.admission.maxTotal,
         maxConnectionsPerListener: options.maxConnections,
         maxConnectionsPerAddress: this.admission.maxPerAddress,
       },
-      'gateway connection caps',
+      'gateway node and its connection caps',
     );
   }
 
   /** Starts every listener; resolves with the ports actually bound (0 picks a free one). */
   async start(): Promise<Record<ProtocolName, number>> {
+    this.follower.start();
+    try {
+      return await this.listen();
+    } catch (err) {
+      await this.follower.stop();
+      throw err;
+    }
+  }
+
+  private async listen(): Promise<Record<ProtocolName, number>> {
     const ports = {} as Record<ProtocolName, number>;
     for (const { protocol, port } of this.options.listeners) {
       const server = createServer({ noDelay: true }, (socket) => this.accept(socket, protocol));
@@ -202,6 +226,7 @@ export class Gateway {
 
   /** Stops accepting, lets every connection finish the frame in hand, then closes them. */
   async stop(): Promise<void> {
+    await this.follower.stop();
     const closing = this.servers.map(
       ({ server }) => new Promise<void>((resolve) => server.close(() => resolve())),
     );

@@ -12,6 +12,7 @@ import {
   START,
   StreamNotFoundError,
   WrongExpectedVersionError,
+  eventTypeFilter,
   excludeSystemEvents,
   jsonEvent,
   type AllStreamResolvedEvent,
@@ -32,6 +33,8 @@ import {
   type Subscription,
   WrongExpectedRevisionError,
   comparePositions,
+  typeFilterOf,
+  typeTestOf,
 } from './port.js';
 import { StoreWriteError } from './write-health.js';
 
@@ -140,11 +143,11 @@ export class EsdbEventStore implements EventStore {
    * A page of `maxCount` events after `after`. The server's maxCount counts the system events we
    * leave out, so a short page is not the end: pages follow until enough events are kept or a
    * page comes back short of what was asked (the end of the log). A page stopped early is
-   * cancelled. (The client's readAll takes no server-side filter, so filtering stays here.)
+   * cancelled. (The client's readAll takes no server-side filter, so type filters apply here.)
    */
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const max = options.maxCount ?? 1000;
-    const skipped = skippedTypes(options.skipTypes);
+    const keeps = typeTestOf(options);
     const out: RecordedEvent[] = [];
     if (max <= 0) return out;
     const after = options.after;
@@ -152,7 +155,7 @@ export class EsdbEventStore implements EventStore {
     // ESDB reads from a position inclusively; the port reads strictly after it.
     let from: LogPosition | undefined = after && !isStart(after) ? after : undefined;
     while (out.length < max) {
-      const wanted = (from ? 1 : 0) + (skipped ? Math.max(PAGE, max - out.length) : max - out.length);
+      const wanted = (from ? 1 : 0) + (keeps ? Math.max(PAGE, max - out.length) : max - out.length);
       let records = 0;
       let last: LogPosition | null = null;
       const page = from;
@@ -162,7 +165,7 @@ export class EsdbEventStore implements EventStore {
           records++;
           last = positionOf(resolved) ?? last;
           const e = toRecorded(resolved);
-          if (!e || skipped?.has(e.type)) return true;
+          if (!e || (keeps && !keeps(e.type))) return true;
           if (page && comparePositions(e.position, page) <= 0) return true;
           out.push(e);
           return out.length < max;
@@ -177,11 +180,16 @@ export class EsdbEventStore implements EventStore {
   }
 
   subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
-    const skipped = skippedTypes(options.skipTypes);
-    const after = options.after && !isStart(options.after) ? options.after : undefined;
+    const keeps = typeTestOf(options);
+    const kept = typeFilterOf(options);
+    const only = kept?.only ? kept.types : null;
+    const fromEnd = options.after === 'end';
+    const after = options.after && options.after !== 'end' && !isStart(options.after) ? options.after : undefined;
     const malformed = after !== undefined && isMalformed(after);
+    // Kept types are filtered by the server, which then sends none of the others (nor system events).
+    const filter = only ? eventTypeFilter({ regex: `^(?:${only.map(escapeRegex).join('|')})$` }) : excludeSystemEvents();
     // Subscriptions from a position start strictly after it, as the port does.
-    const subscription = malformed ? null : this.client.subscribeToAll({ fromPosition: after ?? START, filter: excludeSystemEvents() });
+    const subscription = malformed ? null : this.client.subscribeToAll({ fromPosition: fromEnd ? END : (after ?? START), filter });
     let closed: Promise<void> | null = null;
     const subscriptions = this.subscriptions;
     const handle: Subscription = {
@@ -195,7 +203,7 @@ export class EsdbEventStore implements EventStore {
         try {
           for await (const resolved of subscription) {
             const e = toRecorded(resolved);
-            if (!e || skipped?.has(e.type)) continue;
+            if (!e || (keeps && !keeps(e.type))) continue;
             if (after && comparePositions(e.position, after) <= 0) continue;
             yield e;
           }
@@ -277,7 +285,7 @@ function isStart(p: LogPosition): boolean {
   return p.commit === -1n && p.prepare === -1n;
 }
 
-/** The types a read leaves out, or null for none. */
-function skippedTypes(types: readonly string[] | undefined): ReadonlySet<string> | null {
-  return types && types.length > 0 ? new Set(types) : null;
+/** An event type as a regular expression matching it alone. */
+function escapeRegex(type: string): string {
+  return type.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -22,6 +22,7 @@ import {
   type SubscribeToAllOptions,
   type Subscription,
   WrongExpectedRevisionError,
+  typeTestOf,
 } from './port.js';
 
 /** One event of the log; its position is its index + 1. */
@@ -108,11 +109,13 @@ export class InMemoryEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
-    return this.readAfter(afterIndex(options.after), options.maxCount ?? 1000, options.skipTypes).events;
+    return this.readAfter(afterIndex(options.after), options.maxCount ?? 1000, typeTestOf(options)).events;
   }
 
   subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
-    const state = { cursor: afterIndex(options.after), stopped: false, wake: null as (() => void) | null };
+    const keeps = typeTestOf(options);
+    const cursor = options.after === 'end' ? this.log.length : afterIndex(options.after);
+    const state = { cursor, stopped: false, wake: null as (() => void) | null };
     const stop = () => {
       state.stopped = true;
       if (state.wake) this.waiting.delete(state.wake);
@@ -121,7 +124,7 @@ export class InMemoryEventStore implements EventStore {
     const follow = async function* (this: InMemoryEventStore): AsyncGenerator<RecordedEvent> {
       try {
         while (!state.stopped && !this.closed) {
-          const { events, through } = this.readAfter(state.cursor, FOLLOW_BATCH, options.skipTypes);
+          const { events, through } = this.readAfter(state.cursor, FOLLOW_BATCH, keeps);
           state.cursor = through;
           for (const e of events) {
             if (state.stopped) return;
@@ -154,14 +157,13 @@ export class InMemoryEventStore implements EventStore {
 
   /**
    * Up to `maxCount` events after log index `after` (a count of events), and the index read
-   * through: past skipped events too, so a follower does not read them again.
+   * through: past events of types left out too, so a follower does not read them again.
    */
-  private readAfter(after: number, maxCount: number, skipTypes?: readonly string[]): { events: RecordedEvent[]; through: number } {
-    const skipped = skipTypes && skipTypes.length > 0 ? new Set(skipTypes) : null;
+  private readAfter(after: number, maxCount: number, keeps: ((type: string) => boolean) | null): { events: RecordedEvent[]; through: number } {
     const events: RecordedEvent[] = [];
     let i = Math.max(0, after);
     for (; i < this.log.length && events.length < maxCount; i++) {
-      if (skipped?.has(this.log[i]!.type)) continue;
+      if (keeps && !keeps(this.log[i]!.type)) continue;
       events.push(this.recorded(i));
     }
     return { events, through: i };

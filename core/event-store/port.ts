@@ -46,19 +46,52 @@ export interface ReadStreamOptions {
   maxCount?: number;
 }
 
-export interface ReadAllOptions extends SubscribeToAllOptions {
-  maxCount?: number;
-}
-
-export interface SubscribeToAllOptions {
-  /** Read events strictly after this position; from the start when absent. */
-  after?: LogPosition;
+/** Which event types a read keeps: give at most one of the two. */
+export interface TypeFilterOptions {
   /**
    * Events of these types are left out, as if the log did not hold them: a reader that
    * would ignore them (webhook delivery while no endpoint takes fixes) then neither reads
    * nor parses them. `maxCount` counts the events returned, not those skipped.
    */
   skipTypes?: readonly string[];
+  /**
+   * Only events of these types are read (at least one type): a follower of a few types (the
+   * gateway's log follower) neither reads nor parses the rest, and still moves past them.
+   */
+  onlyTypes?: readonly string[];
+}
+
+export interface ReadAllOptions extends TypeFilterOptions {
+  /** Read events strictly after this position; from the start when absent. */
+  after?: LogPosition;
+  maxCount?: number;
+}
+
+export interface SubscribeToAllOptions extends TypeFilterOptions {
+  /**
+   * Read events strictly after this position; from the start when absent; with 'end', only
+   * events appended after the log's end as the subscription's first read finds it.
+   */
+  after?: LogPosition | 'end';
+}
+
+/** A read's type filter: the types it keeps (`only`) or leaves out; null keeps every type. */
+export type TypeFilter = { only: boolean; types: readonly string[] } | null;
+
+/** The filter `options` ask for; throws for both options at once or an empty `onlyTypes`. */
+export function typeFilterOf(options: TypeFilterOptions): TypeFilter {
+  if (options.onlyTypes === undefined) return options.skipTypes && options.skipTypes.length > 0 ? { only: false, types: options.skipTypes } : null;
+  if (options.skipTypes !== undefined) throw new TypeError('a read takes skipTypes or onlyTypes, not both');
+  if (options.onlyTypes.length === 0) throw new TypeError('onlyTypes needs at least one event type');
+  return { only: true, types: options.onlyTypes };
+}
+
+/** Whether a read with `options` keeps an event of a type, as a test of the type; null when it keeps every type. */
+export function typeTestOf(options: TypeFilterOptions): ((type: string) => boolean) | null {
+  const filter = typeFilterOf(options);
+  if (!filter) return null;
+  const types = new Set(filter.types);
+  return filter.only ? (type) => types.has(type) : (type) => !types.has(type);
 }
 
 export interface Subscription extends AsyncIterable<RecordedEvent> {

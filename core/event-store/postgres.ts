@@ -22,8 +22,9 @@ import type {
   RecordedEvent,
   SubscribeToAllOptions,
   Subscription,
+  TypeFilter,
 } from './port.js';
-import { WrongExpectedRevisionError } from './port.js';
+import { WrongExpectedRevisionError, typeFilterOf } from './port.js';
 import { POSTGRES_SCHEMA, POSTGRES_SCHEMA_LAST } from './postgres-schema.js';
 import { StoreWriteError } from './write-health.js';
 
@@ -182,12 +183,13 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
-    return (await this.readAfter(afterPosition(options.after), options.maxCount ?? 1000, options.skipTypes)).events;
+    return (await this.readAfter(afterPosition(options.after), options.maxCount ?? 1000, typeFilterOf(options))).events;
   }
 
   subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
-    const state: FollowState = { cursor: afterPosition(options.after), stopped: false, wake: null };
-    const events = this.follow(state, options.skipTypes);
+    const fromEnd = options.after === 'end';
+    const state: FollowState = { cursor: fromEnd ? 0n : afterPosition(options.after as LogPosition | undefined), stopped: false, wake: null };
+    const events = this.follow(state, typeFilterOf(options), fromEnd);
     return {
       [Symbol.asyncIterator]: () => events,
       close: () => {
@@ -199,9 +201,10 @@ export class PostgresEventStore implements EventStore {
   }
 
   /** Reads on from the cursor; with nothing new, waits for a commit (here or notified) or the next poll. */
-  private async *follow(state: FollowState, skipTypes: readonly string[] | undefined): AsyncGenerator<RecordedEvent> {
+  private async *follow(state: FollowState, filter: TypeFilter, fromEnd: boolean): AsyncGenerator<RecordedEvent> {
+    if (fromEnd) state.cursor = BigInt((await this.pool.query<{ head: string }>(HEAD_SQL)).rows[0]!.head);
     while (!state.stopped && !this.closed) {
-      const page = await this.readAfter(state.cursor, FOLLOW_BATCH, skipTypes);
+      const page = await this.readAfter(state.cursor, FOLLOW_BATCH, filter);
       state.cursor = page.through;
       for (const e of page.events) {
         if (state.stopped) return;
@@ -320,20 +323,20 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Up to `maxCount` events after `after`, and the position read through: past skipped events
-   * too (the log's head when fewer came back), so a follower does not read them again.
+   * Up to `maxCount` events after `after`, and the position read through: past events the filter
+   * left out too (the log's head when fewer came back), so a follower does not read them again.
    */
-  private async readAfter(after: bigint, maxCount: number, skipTypes?: readonly string[]): Promise<{ events: RecordedEvent[]; through: bigint }> {
-    const skip = skipTypes && skipTypes.length > 0 ? [...skipTypes] : [];
+  private async readAfter(after: bigint, maxCount: number, filter: TypeFilter): Promise<{ events: RecordedEvent[]; through: bigint }> {
     const limit = Math.max(0, Math.min(maxCount, 2 ** 31 - 1));
     // One statement, one snapshot: the head read is the one the events were read in.
     const result = await this.pool.query<Partial<EventRow> & { head: string | null }>(
       `SELECT h.head, p.* FROM (SELECT max(position) AS head FROM fleet_events) h
        LEFT JOIN LATERAL (
-         SELECT ${COLUMNS} FROM fleet_events WHERE position > $1 AND NOT (type = ANY($2::text[])) ORDER BY position LIMIT $3
+         SELECT ${COLUMNS} FROM fleet_events WHERE position > $1 AND (type = ANY($2::text[])) = $4 ORDER BY position LIMIT $3
        ) p ON true
        ORDER BY p.position`,
-      [after.toString(), skip, limit],
+      // No filter: no type is named, and none is kept only.
+      [after.toString(), filter ? [...filter.types] : [], limit, filter?.only ?? false],
     );
     const rows = result.rows.filter((r): r is EventRow & { head: string } => r.position !== null && r.position !== undefined);
     const events = rows.map(recorded);
@@ -412,6 +415,9 @@ function recorded(r: EventRow): RecordedEvent {
     created: Number(r.created),
   } as RecordedEvent<DomainEvent>;
 }
+
+/** The log's last position (0 when empty), where a subscription from its end starts. */
+const HEAD_SQL = 'SELECT coalesce(max(position), 0)::text AS head FROM fleet_events';
 
 /** Kept apart from the log: a probe must not add an event, nor wait for the append lock. */
 const PROBE_SQL = `CREATE TABLE IF NOT EXISTS fleet_write_probe (id integer PRIMARY KEY, at timestamptz NOT NULL);

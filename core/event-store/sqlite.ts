@@ -32,7 +32,9 @@ import {
   type RecordedEvent,
   type SubscribeToAllOptions,
   type Subscription,
+  type TypeFilter,
   WrongExpectedRevisionError,
+  typeFilterOf,
 } from './port.js';
 import { BatchText, outcomeAt } from './sqlite-wire.js';
 import { openLog, type SqliteLogOptions } from './sqlite-schema.js';
@@ -49,15 +51,13 @@ interface PendingAppend {
   reject: (e: unknown) => void;
 }
 
-
 interface FollowState {
   cursor: number;
-  skipTypes: readonly string[] | undefined;
+  filter: TypeFilter;
   stopped: boolean;
   wake: (() => void) | null;
   onCommit: () => void;
 }
-
 
 /**
  * Events a subscriber reads per turn of the event loop: small enough that a subscriber
@@ -126,8 +126,8 @@ export class SqliteEventStore implements EventStore {
   private readonly readAllStatement: Database.Statement;
   private readonly streamNameStatement: Database.Statement;
   private readonly logEndStatement: Database.Statement;
-  /** Reads that skip event types, by the number of types they skip. */
-  private readonly skippingStatements = new Map<number, Database.Statement>();
+  /** Reads that keep or skip event types, by that and the number of types named. */
+  private readonly filteredStatements = new Map<string, Database.Statement>();
   /** Stream id -> name, for the streams `readAll` met (ids never change once committed). */
   private readonly streamNames = new Map<number, string>();
 
@@ -303,39 +303,39 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
-    return this.readAfter(options.after ? Number(options.after.commit) : 0, options.maxCount ?? 1000, options.skipTypes).events;
+    return this.readAfter(options.after ? Number(options.after.commit) : 0, options.maxCount ?? 1000, typeFilterOf(options)).events;
   }
 
   /**
    * Up to `maxCount` events after `afterPosition`, and the position read through: the last
-   * event's, or with `skipTypes` the log's end as this read saw it when fewer than `maxCount`
-   * events were left, so a follower moves past events it skipped.
+   * event's, or with a type filter the log's end as this read saw it when fewer than `maxCount`
+   * events were left, so a follower moves past events it left out.
    */
-  private readAfter(afterPosition: number, maxCount: number, skipTypes?: readonly string[]): { events: RecordedEvent[]; through: number } {
-    const skipping = skipTypes !== undefined && skipTypes.length > 0;
+  private readAfter(afterPosition: number, maxCount: number, filter: TypeFilter): { events: RecordedEvent[]; through: number } {
     // The end first, then the events up to it: an append committed between the two is read next time.
-    const end = skipping ? (this.logEndStatement.get() as number) : 0;
+    const end = filter ? (this.logEndStatement.get() as number) : 0;
     const rows = (
-      skipping ? this.skippingStatement(skipTypes.length).all(afterPosition, end, ...skipTypes, maxCount) : this.readAllStatement.all(afterPosition, maxCount)
+      filter ? this.filteredStatement(filter).all(afterPosition, end, ...filter.types, maxCount) : this.readAllStatement.all(afterPosition, maxCount)
     ) as RawEventRow[];
     let through = rows.length > 0 ? rows[rows.length - 1]![0] : afterPosition;
-    // With types skipped, a read short of maxCount went through the end it saw.
-    if (skipping && rows.length < maxCount) through = Math.max(end, afterPosition);
+    // With a type filter, a read short of maxCount went through the end it saw.
+    if (filter && rows.length < maxCount) through = Math.max(end, afterPosition);
     return { events: this.toEvents(rows), through };
   }
 
-  /** The read of events after a position up to another, leaving out `types` types (their names bound). */
-  private skippingStatement(types: number): Database.Statement {
-    let statement = this.skippingStatements.get(types);
+  /** The read of events after a position up to another, keeping or leaving out the filter's types (their names bound). */
+  private filteredStatement(filter: NonNullable<TypeFilter>): Database.Statement {
+    const key = `${filter.only ? 'IN' : 'NOT IN'}:${filter.types.length}`;
+    let statement = this.filteredStatements.get(key);
     if (!statement) {
       statement = this.db
         .prepare(
           `SELECT position, event_id, stream_id, revision, type, data, metadata, created FROM events
-           WHERE position > ? AND position <= ? AND type NOT IN (${Array<string>(types).fill('?').join(', ')})
+           WHERE position > ? AND position <= ? AND type ${filter.only ? 'IN' : 'NOT IN'} (${Array<string>(filter.types.length).fill('?').join(', ')})
            ORDER BY position ASC LIMIT ${boundLimit()}`,
         )
         .raw(true);
-      this.skippingStatements.set(types, statement);
+      this.filteredStatements.set(key, statement);
     }
     return statement;
   }
@@ -370,8 +370,8 @@ export class SqliteEventStore implements EventStore {
 
   subscribeToAll(options: SubscribeToAllOptions = {}): Subscription {
     const state: FollowState = {
-      cursor: options.after ? Number(options.after.commit) : 0,
-      skipTypes: options.skipTypes,
+      cursor: options.after === 'end' ? (this.logEndStatement.get() as number) : options.after ? Number(options.after.commit) : 0,
+      filter: typeFilterOf(options),
       stopped: false,
       wake: null,
       onCommit: () => state.wake?.(),
@@ -393,7 +393,7 @@ export class SqliteEventStore implements EventStore {
   private async *follow(state: FollowState): AsyncGenerator<RecordedEvent> {
     try {
       while (!state.stopped && !this.closed) {
-        const { events: batch, through } = this.readAfter(state.cursor, FOLLOW_BATCH, state.skipTypes);
+        const { events: batch, through } = this.readAfter(state.cursor, FOLLOW_BATCH, state.filter);
         // Past what was read, skipped events included: a subscriber that stops midway reads no more.
         state.cursor = through;
         if (batch.length > 0) {

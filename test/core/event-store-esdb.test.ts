@@ -145,6 +145,23 @@ describe('eventstoredb adapter', () => {
     await store.close();
   });
 
+  it('leaves the types a subscription does not keep to the server to filter out', async () => {
+    const { client, store } = open();
+    const other = (name: string): EventToAppend => ({ ...created(name), type: 'Other.Type' }) as unknown as EventToAppend;
+    await store.appendToStream('s', [other('x'), created('a'), other('y')]);
+    const sub = store.subscribeToAll({ onlyTypes: ['CustomerCreated'] });
+    const seen: string[] = [];
+    for await (const e of sub) {
+      seen.push((e.data as { name: string }).name);
+      if (seen.length === 2) break;
+      await store.appendToStream('s', [other('z'), created('b')]);
+    }
+    expect(seen).toEqual(['a', 'b']);
+    // The three events of the other type never reached the adapter: the server held them back.
+    expect(client.calls.filteredOut).toBe(3);
+    expect(await closes(store)).toBe('closed');
+  });
+
   it('refuses a position of another store with InvalidPositionError', async () => {
     const { store } = open();
     await store.appendToStream('s', ['a', 'b'].map(created));

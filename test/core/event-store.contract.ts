@@ -209,6 +209,75 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       await store.close();
     });
 
+    it('reads and follows only the event types asked for, moving past the others', async () => {
+      const store = await open();
+      const stream = unique();
+      // A type of this run alone: a shared server holds other runs' events.
+      const keptType = `Kept${randomUUID().slice(0, 8)}`;
+      const kept = (name: string) => ({ ...customerCreated(name), type: keptType }) as unknown as EventToAppend<DomainEvent>;
+      const before = await positionBefore(store);
+      const first = await store.appendToStream(stream, [kept('a')]);
+      // More events of other types than a subscription reads at once.
+      await store.appendToStream(stream, Array.from({ length: 2500 }, (_, i) => customerCreated(`other ${i}`)));
+      await store.appendToStream(stream, [kept('b'), customerCreated('other'), kept('c')]);
+      const names = (events: RecordedEvent[]) => events.map((e) => `${e.type === keptType ? '' : e.type + ':'}${(e.data as { name: string }).name}`);
+      expect(names(await store.readAll({ after: before, maxCount: 100, onlyTypes: [keptType] }))).toEqual(['a', 'b', 'c']);
+      // maxCount counts the events read, not those passed over.
+      expect(names(await store.readAll({ after: first.position, maxCount: 1, onlyTypes: [keptType] }))).toEqual(['b']);
+      const mixed = await store.readAll({ after: first.position, maxCount: 3000, onlyTypes: [keptType, 'CustomerCreated'] });
+      expect(mixed.filter((e) => e.stream === stream)).toHaveLength(2503);
+
+      const sub = store.subscribeToAll({ after: before, onlyTypes: [keptType] });
+      const seen: string[] = [];
+      const done = (async () => {
+        for await (const e of sub) {
+          seen.push(...names([e]));
+          if (seen.length === 4) break;
+        }
+      })();
+      await store.appendToStream(stream, [customerCreated('other, live')]);
+      await store.appendToStream(stream, [kept('d')]);
+      await done;
+      await sub.close();
+      expect(seen).toEqual(['a', 'b', 'c', 'd']);
+      await store.close();
+    });
+
+    it('a subscription from the end delivers only what is appended after it started', async () => {
+      const store = await open();
+      const stream = unique();
+      await store.appendToStream(stream, [customerCreated('old')]);
+      const sub = store.subscribeToAll({ after: 'end', onlyTypes: ['CustomerCreated'] });
+      const seen: string[] = [];
+      let stop = false;
+      const done = (async () => {
+        for await (const e of sub) {
+          if (e.stream !== stream) continue;
+          seen.push((e.data as { name: string }).name);
+          break;
+        }
+        stop = true;
+      })();
+      // Where the end is found when the subscription first reads: append until it sees something.
+      for (let i = 0; !stop; i++) {
+        await store.appendToStream(stream, [customerCreated(`new ${i}`)]);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await done;
+      await sub.close();
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatch(/^new \d+$/);
+      await store.close();
+    });
+
+    it('refuses a read given both skipTypes and onlyTypes, or no type to keep', async () => {
+      const store = await open();
+      await expect(store.readAll({ skipTypes: ['A'], onlyTypes: ['B'] })).rejects.toThrow(/skipTypes or onlyTypes/);
+      await expect(store.readAll({ onlyTypes: [] })).rejects.toThrow(/at least one event type/);
+      expect(() => store.subscribeToAll({ skipTypes: ['A'], onlyTypes: ['B'] })).toThrow(/skipTypes or onlyTypes/);
+      await store.close();
+    });
+
     it('a catch-up subscription delivers history, then live events', async () => {
       const store = await open();
       const stream = unique();

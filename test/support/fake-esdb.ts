@@ -10,7 +10,8 @@
  *   of the append) and differ in prepare; reads and subscriptions refuse any position that is not
  *   a record's with OUT_OF_RANGE "Invalid position", as the server does;
  * - a read or subscription left without being read to its end or cancelled keeps its call open,
- *   and dispose() waits for every open call, as the real client does.
+ *   and dispose() waits for every open call, as the real client does;
+ * - a subscription's regex filter applies on the server, to the event type or the stream name.
  */
 import {
   StreamNotFoundError,
@@ -49,18 +50,19 @@ export interface FakeEsdbOptions {
   systemEventEvery?: number;
 }
 
-/** The counts a test checks: calls still open, reads cancelled, whether dispose() returned. */
+/** The counts a test checks: calls still open, reads cancelled, whether dispose() returned, records a subscription's filter held back. */
 export interface FakeEsdbCalls {
   open: number;
   cancelled: number;
   disposed: boolean;
+  filteredOut: number;
 }
 
 const before = (a: Position, b: Position) => a.commit < b.commit || (a.commit === b.commit && a.prepare < b.prepare);
 const same = (a: Position, b: Position) => a.commit === b.commit && a.prepare === b.prepare;
 
 export class FakeEsdbClient implements EsdbClient {
-  readonly calls: FakeEsdbCalls = { open: 0, cancelled: 0, disposed: false };
+  readonly calls: FakeEsdbCalls = { open: 0, cancelled: 0, disposed: false, filteredOut: 0 };
   private readonly log: StoredRecord[] = [];
   private readonly streams = new Map<string, StoredRecord[]>();
   private readonly recentIds = new Map<string, StoredRecord>();
@@ -138,9 +140,13 @@ export class FakeEsdbClient implements EsdbClient {
     let wake: (() => void) | null = null;
     let ended = false;
     let failure: unknown = null;
-    const regex = options.filter && 'regex' in options.filter ? new RegExp(options.filter.regex) : null;
+    const filter = options.filter && 'regex' in options.filter ? options.filter : null;
+    const regex = filter ? new RegExp(filter.regex) : null;
     const push = (r: StoredRecord) => {
-      if (regex && !regex.test(r.type)) return;
+      if (regex && !regex.test(filter!.filterOn === 'streamName' ? r.streamId : r.type)) {
+        calls.filteredOut++;
+        return;
+      }
       queue.push(r);
       wake?.();
     };

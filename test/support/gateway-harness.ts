@@ -23,14 +23,10 @@ export interface GatewayHarness {
   close(): Promise<void>;
 }
 
-export async function startGatewayHarness(
-  overrides: Partial<GatewayOptions> & { wrapStore?: (s: SqliteEventStore) => EventStore } = {},
-): Promise<GatewayHarness> {
-  const dir = mkdtempSync(join(tmpdir(), 'fleet-gw-'));
-  const store = new SqliteEventStore(join(dir, 'events.sqlite'));
-  const { wrapStore, ...options } = overrides;
-  const gateway = new Gateway({
-    store: wrapStore ? wrapStore(store) : store,
+/** A gateway's options as the tests run it: every protocol on a free port of 127.0.0.1, generous caps. */
+export function testGatewayOptions(store: EventStore, overrides: Partial<GatewayOptions> = {}): GatewayOptions {
+  return {
+    store,
     clock: systemClock,
     log: silentLogger,
     host: '127.0.0.1',
@@ -46,25 +42,41 @@ export async function startGatewayHarness(
     maxQueuedFrames: 64,
     // Disconnects recorded at once unless a test looks at quick redials.
     reconnectGraceMs: 0,
-    ...options,
+    ...overrides,
+  };
+}
+
+/** Registers a device straight in the store (as POST /v1/devices does); resolves with its IMEI claim. */
+export async function registerInStore(
+  store: EventStore,
+  imei: string,
+  opts: { terminalId?: string; model?: string; customerId?: string; protocol?: ProtocolName } = {},
+): Promise<DeviceClaim> {
+  const { device_id } = await registerDevice(store, systemClock, {
+    customer_id: opts.customerId ?? 'cus_test',
+    imei,
+    model: opts.model ?? 'test-unit',
+    terminal_id: opts.terminalId ?? null,
+    protocol: opts.protocol ?? null,
   });
+  const [claimed] = await store.readStream(streams.imei(imei), { direction: 'backwards', maxCount: 1 });
+  if (claimed?.type !== 'ImeiClaimed' || claimed.data.device_id !== device_id) throw new Error(`no claim of ${imei} after registration`);
+  return claimed.data;
+}
+
+export async function startGatewayHarness(
+  overrides: Partial<GatewayOptions> & { wrapStore?: (s: SqliteEventStore) => EventStore } = {},
+): Promise<GatewayHarness> {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-gw-'));
+  const store = new SqliteEventStore(join(dir, 'events.sqlite'));
+  const { wrapStore, ...options } = overrides;
+  const gateway = new Gateway(testGatewayOptions(wrapStore ? wrapStore(store) : store, options));
   const ports = await gateway.start();
   return {
     gateway,
     store,
     ports,
-    async register(imei, opts = {}) {
-      const { device_id } = await registerDevice(store, systemClock, {
-        customer_id: opts.customerId ?? 'cus_test',
-        imei,
-        model: opts.model ?? 'test-unit',
-        terminal_id: opts.terminalId ?? null,
-        protocol: opts.protocol ?? null,
-      });
-      const [claimed] = await store.readStream(streams.imei(imei), { direction: 'backwards', maxCount: 1 });
-      if (claimed?.type !== 'ImeiClaimed' || claimed.data.device_id !== device_id) throw new Error(`no claim of ${imei} after registration`);
-      return claimed.data;
-    },
+    register: (imei, opts = {}) => registerInStore(store, imei, opts),
     async events(type) {
       const all: RecordedEvent[] = [];
       for (;;) {
