@@ -38,7 +38,7 @@ export function decodeOrRefusal(protocol: ProtocolModule, frame: Buffer, session
 }
 
 /**
- * Random byte flips, truncations and random bodies behind a valid head, `rounds` times from
+ * Random byte flips, truncations and random bytes behind a valid head, `rounds` times from
  * each seed; `repair` fixes the checksum so the mutated body reaches the reply parser.
  * Returns how many mutants decoded (the caller checks some did, so the fuzz is not all refusals).
  */
@@ -47,10 +47,8 @@ export function fuzzDecoder(protocol: ProtocolModule, seeds: Buffer[], repair: (
   let decoded = 0;
   for (const original of seeds) {
     for (let i = 0; i < rounds; i++) {
-      const mutant = Buffer.from(original);
-      const flips = 1 + Math.floor(rand() * 3);
-      for (let f = 0; f < flips; f++) mutant[Math.floor(rand() * mutant.length)] = Math.floor(rand() * 256);
-      const cut = rand() < 0.3 ? mutant.subarray(0, Math.floor(rand() * mutant.length)) : mutant;
+      const candidateBase = i % 3 === 2 ? randomTail(original, rand) : flipped(original, rand);
+      const cut = rand() < 0.3 ? candidateBase.subarray(0, Math.floor(rand() * candidateBase.length)) : candidateBase;
       for (const candidate of [cut, repair(cut)]) {
         const result = decodeOrRefusal(protocol, candidate);
         if (!(result instanceof DecodeError)) {
@@ -61,4 +59,20 @@ export function fuzzDecoder(protocol: ProtocolModule, seeds: Buffer[], repair: (
     }
   }
   return decoded;
+}
+
+/** 1-3 bytes anywhere set to random values. */
+function flipped(original: Buffer, rand: () => number): Buffer {
+  const mutant = Buffer.from(original);
+  const flips = 1 + Math.floor(rand() * 3);
+  for (let f = 0; f < flips; f++) mutant[Math.floor(rand() * mutant.length)] = Math.floor(rand() * 256);
+  return mutant;
+}
+
+/** The first bytes of a real frame (its head, up to 12), then random bytes, up to twice its length. */
+function randomTail(original: Buffer, rand: () => number): Buffer {
+  const head = original.subarray(0, Math.min(original.length, 1 + Math.floor(rand() * 12)));
+  const tail = Buffer.alloc(Math.floor(rand() * original.length * 2));
+  for (let i = 0; i < tail.length; i++) tail[i] = Math.floor(rand() * 256);
+  return Buffer.concat([head, tail]);
 }
