@@ -107,6 +107,11 @@ export interface Decoded {
   sessionless?: true;
   /** Answers to commands we sent (empty for ordinary frames); the gateway matches them to its commands. */
   replies: CommandReply[];
+  /**
+   * JT/T 808: the header form this frame used, the 2019 version byte or null for a 2011/2013
+   * header; the gateway passes the latest one on as CommandContext.protocolVersion.
+   */
+  protocolVersion?: number | null;
 }
 
 export type AuthenticationStep =

@@ -94,7 +94,9 @@ function decodeContent(data: Buffer, start: number, end: number, xorAll: number,
     );
   }
   try {
-    return decodeMessage(data, h, checkAt, session, frame);
+    const decoded = decodeMessage(data, h, checkAt, session, frame);
+    decoded.protocolVersion = h.version; // commands to this terminal go out in the same header form
+    return decoded;
   } catch (err) {
     // The check code was right, so the terminal sent this: tell it the message is wrong.
     if (err instanceof DecodeError && err.reply === null) throw new DecodeError(err.code, err.message, messageErrorReply(h, session));

@@ -111,6 +111,16 @@ describe('JT/T 808 command encoder', () => {
     );
   });
 
+  it('tells the gateway the header form a terminal uses, for the commands it sends back', () => {
+    const report2013 = terminalMessage(0x0200, '013912344323', 1, locationBody(0));
+    const report2019 = terminalMessage(0x0200, '00000000017299841738', 1, locationBody(0), 1);
+    expect(jt808.decode(report2013, COMMAND_SESSION).protocolVersion).toBeNull();
+    const version = jt808.decode(report2019, COMMAND_SESSION).protocolVersion;
+    expect(version).toBe(1);
+    const command = parts(encode({ type: 'reboot' }, { imei: null, terminalId: '17299841738', serial: 2, protocolVersion: version }).bytes);
+    expect([command.version, command.phone]).toEqual([1, '00000000017299841738']);
+  });
+
   it('round-trips through the framer and decoder: the id, serial and check code hold', () => {
     const ctx: CommandContext = { imei: null, terminalId: '13912344323', serial: 0x7d7e };
     for (const cmd of [{ type: 'reboot' }, { type: 'text', message: '前方拥堵 ~}' }] as const) {
