@@ -137,6 +137,11 @@ describe('JT/T 808 command encoder', () => {
     for (const cmd of [{ type: 'reboot' }, { type: 'set_report_interval', intervalS: 0x7d7e }, { type: 'text', message: '你好' }] as const) {
       expectWholeAtEveryCut(jt808, encode(cmd, ctx).bytes);
     }
+    // The answers and the 0x8203 too.
+    expectWholeAtEveryCut(jt808, bytes('7e000100051050451339131db5005c920800567e'));
+    expectWholeAtEveryCut(jt808, bytes('7e0201001e0123456789017fff686200002a5a000074280000a3e50000db4fbc732711012c2005121212595b7e'));
+    const sos = jt808.decode(terminalMessage(0x0200, '013912344323', 0x7e7d, locationBody(1)), COMMAND_SESSION).reply!;
+    for (const frame of jt808.splitFrames(sos).frames) expectWholeAtEveryCut(jt808, Buffer.from(frame));
   });
 
   it('refuses what it cannot carry with a CommandEncodeError', () => {
