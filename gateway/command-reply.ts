@@ -8,10 +8,11 @@
 import type { CommandReply } from './protocol.js';
 
 /**
- * Words with which units report that a command did not run. `not running` is Concox's answer
- * to a relay command already in the asked state ("…the command is not running!").
+ * Words with which units report that a command did not run, as whole words so a status line's
+ * `Errors:0` is no failure. `not running` is Concox's answer to a relay command already in the
+ * asked state ("…the command is not running!").
  */
-const FAILURE_WORDS = /fail|error|invalid|unknown command|unsupported|not (?:supported|running|executed|allowed)|denied|refused/i;
+const FAILURE_WORDS = /\bfail|\berror\b|\binvalid\b|\bunknown command\b|\bunsupported\b|\bnot (?:supported|running|executed|allowed)\b|\bdenied\b|\brefused\b/i;
 
 export function outcomeOfText(text: string): 'succeeded' | 'failed' {
   return FAILURE_WORDS.test(text) ? 'failed' : 'succeeded';
