@@ -104,6 +104,8 @@ describe('JT/T 808 command encoder', () => {
     const text = parts(encode({ type: 'text', message: 'Hi' }, ctx).bytes);
     expect([text.props & 0x4000, text.version, text.phone, text.serial]).toEqual([0x4000, 1, '00000000017299841738', 0xffff]);
     expect(hex(text.body)).toBe('0c014869'); // flag · text type 1 (notice) · text
+    // 0x8500 in 2019: count WORD · (control type WORD · parameter BYTE), the layout of SmallChi/JT808's
+    // JT808_0x8500Test.Test_2019_1 (`0002 0001 00 F001 01`); ours has the one type 0x0001.
     expect(hex(parts(encode({ type: 'engine_stop', text: '' }, ctx).bytes).body)).toBe('0001000101');
     // A 2019 unit known by its IMEI only: the IMEI's digits are its id.
     expect(parts(encode({ type: 'reboot' }, { imei: '868120303960873', terminalId: null, serial: 1, protocolVersion: 1 }).bytes).phone).toBe(
