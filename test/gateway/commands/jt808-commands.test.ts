@@ -99,6 +99,18 @@ describe('JT/T 808 command encoder', () => {
     expect(gbkText(ours.body, 1, ours.body.length)).toBe('测试123@456#abc+结束');
   });
 
+  it('writes SmallChi/JT808\'s 0x8300 frames in both header forms, and the same body layout for a driver text', () => {
+    // SmallChi/JT808 JT808_0x8300Test: Test1 (2013) and Test_2019_1 (version 1): flag 5, [text type 1,] "smallchi 518".
+    const text = Buffer.from('smallchi 518').toString('hex');
+    const ctx: CommandContext = { imei: null, terminalId: '12345678900', serial: 1 };
+    expect(hex(encode({ type: 'custom', hex: `830005${text}` }, ctx).bytes)).toBe('7e8300000d012345678900000105736d616c6c63686920353138027e');
+    const in2019: CommandContext = { ...ctx, protocolVersion: 1 };
+    expect(hex(encode({ type: 'custom', hex: `83000501${text}` }, in2019).bytes)).toBe(
+      '7e8300400e010000000001234567890000010501736d616c6c63686920353138417e',
+    );
+    expect(hex(parts(encode({ type: 'text', message: 'smallchi 518' }, in2019).bytes).body)).toBe(`0c01${text}`);
+  });
+
   it('uses the 2019 header when ctx.protocolVersion is set: version byte, BCD[10] id, and the 2019 bodies', () => {
     const ctx: CommandContext = { imei: null, terminalId: '17299841738', serial: 0xffff, protocolVersion: 1 };
     const text = parts(encode({ type: 'text', message: 'Hi' }, ctx).bytes);
