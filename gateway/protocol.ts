@@ -105,6 +105,13 @@ export interface Decoded {
   authentication?: AuthenticationStep;
   /** Stores nothing and may be answered before authentication (JT/T 808 e-lock text sentences). */
   sessionless?: true;
+  /** Answers to commands we sent (empty for ordinary frames); the gateway matches them to its commands. */
+  replies: CommandReply[];
+  /**
+   * JT/T 808: the header form this frame used, the 2019 version byte or null for a 2011/2013
+   * header; the gateway passes the latest one on as CommandContext.protocolVersion.
+   */
+  protocolVersion?: number | null;
 }
 
 export type AuthenticationStep =
@@ -129,6 +136,61 @@ export interface ProtocolModule {
    * authenticated yet (null: the frame expects none).
    */
   unauthenticatedReply?(frame: Buffer, session: SessionInfo): Buffer | null;
+  /** The bytes that carry `cmd` to the unit; throws CommandEncodeError when it cannot. Pure. */
+  encodeCommand(cmd: WireCommand, ctx: CommandContext): EncodedCommand;
+}
+
+// ---------------------------------------------------------------------------
+// Device commands (issue 55): what the gateway sends, and what comes back
+
+/** A command as the wire needs it; the domain's names and limits are in core's command catalogue. */
+export type WireCommand =
+  /** `text`: the configured command text (Teltonika, GT06 send it); JT/T 808 sends its binary vehicle control. */
+  | { type: 'engine_stop' | 'engine_resume'; text: string }
+  | { type: 'reboot' }
+  | { type: 'position_request' }
+  | { type: 'set_report_interval'; intervalS: number }
+  | { type: 'text'; message: string }
+  | { type: 'custom'; text: string }
+  | { type: 'custom'; hex: string };
+
+export type WireCommandType = WireCommand['type'];
+
+export interface CommandContext {
+  imei: string | null;
+  terminalId: string | null;
+  /** The gateway's per-connection counter, 0..65535: the JT/T 808 message serial, the GT06 server flag. */
+  serial: number;
+  /** JT/T 808: the 2019 header's version byte (null: a 2011/2013 header). Teltonika: 14 selects Codec 14. */
+  protocolVersion?: number | null;
+}
+
+export interface EncodedCommand {
+  bytes: Buffer;
+  /** What the reply will carry to match it; null for Teltonika, whose replies match in order. */
+  matchKey: number | null;
+}
+
+export interface CommandReply {
+  matchKey: number | null;
+  outcome: 'acknowledged' | 'succeeded' | 'failed' | 'unsupported' | 'bad_message' | 'imei_mismatch';
+  /** The unit's answer as text, when it sends one. */
+  text: string | null;
+  /** The protocol's result code, when it has one (JT/T 808 0x0001). */
+  resultCode: number | null;
+  /** The reply's bytes as received. */
+  raw: Buffer;
+}
+
+/** A command the protocol cannot carry (`unsupported`) or whose parameters it cannot encode (`invalid`). */
+export class CommandEncodeError extends Error {
+  constructor(
+    readonly code: 'unsupported' | 'invalid',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CommandEncodeError';
+  }
 }
 
 /** A record that carries no location (status, text reply, driver card): every position field null. */

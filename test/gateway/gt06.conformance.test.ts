@@ -68,20 +68,26 @@ const OUTCOMES: Array<RecordedOutcome & { checksumless?: ChecksumlessVariant }> 
   {
     outcome: 'ignored',
     reason: /^protocol 0x[0-9a-f]{2} not interpreted: [0-9a-f]+$/,
-    why: 'a packet outside our model: cells or WiFi without a fix, vendor packets, replies to commands we never send',
+    why: 'a packet outside our model: cells or WiFi without a fix, vendor packets, answers to commands we never send (0x81)',
     frames: [
-      65, 69, 70, 73, 74, 78, 79, 83, 105, 108, 109, 117, 121, 141, 142, 147, 149, 152, 153, 155, 156, 157, 166, 167, 168, 177,
-      178, 179, 182, 191, 193, 194, 195, 209, 213, 218, 232, 238, 239,
+      65, 69, 70, 73, 74, 78, 79, 83, 105, 108, 109, 121, 141, 142, 147, 149, 152, 153, 155, 156, 157, 166, 167, 168, 177, 178,
+      179, 191, 209, 213, 218, 232, 238, 239,
     ],
   },
   {
     outcome: 'ignored',
     reason: /^long-form packet 0x[0-9a-f]{2} not interpreted: [0-9a-f]+$/,
-    why: 'a long-form (79 79) packet outside our model: terminal info, modular TLV, pass-through, OBD text, command replies',
+    why: 'a long-form (79 79) packet outside our model: terminal info, modular TLV, pass-through, OBD text',
     frames: [
       63, 66, 67, 68, 71, 75, 76, 80, 91, 94, 103, 106, 111, 118, 119, 120, 122, 124, 127, 129, 132, 133, 134, 139, 140, 144,
-      145, 158, 183, 184, 185, 186, 187, 188, 189, 190, 208, 237,
+      145, 183, 184, 186, 187, 188, 189, 190, 208, 237,
     ],
+  },
+  {
+    outcome: 'ignored',
+    reason: /^command reply: .+$/,
+    why: 'a 0x15 / 0x21 answer to an online command: a CommandReply, no record (test/gateway/commands/gt06-commands.test.ts)',
+    frames: [117, 158, 182, 185, 193, 194, 195],
   },
   {
     outcome: 'ignored',

@@ -9,7 +9,7 @@ import { luhnDigit } from '../../core/imei.js';
 import { xor8 } from '../../gateway/codec/crc.js';
 import type { SessionInfo } from '../../gateway/protocol.js';
 import { encodeMessage } from '../../gateway/protocols/jt808/ack.js';
-import { escapeFrame, unescapeFrame } from '../../gateway/protocols/jt808/frame.js';
+import { escapeFrame, splitFrames, unescapeFrame } from '../../gateway/protocols/jt808/frame.js';
 import { imeiFromBinaryId } from '../../gateway/protocols/jt808/identity.js';
 import { jt808 } from '../../gateway/protocols/jt808/index.js';
 import {
@@ -323,6 +323,17 @@ describe('JT/T 808 simulator reply handling', () => {
     expect(first.reply.equals(reply)).toBe(true);
     expect(first.consumed).toBe(2 + reply.length);
     expect(jt808Encoder.takeReply(stream.subarray(first.consumed))).toBeNull();
+  });
+
+  it('takes a 0x8203 alarm confirmation aside, as a unit does, and hands over the reply after it', () => {
+    const frame = jt808Encoder.encode([{ ...route(1)[0]!, alarm: 'event.sos' }], ctx);
+    const [ack, confirmation] = splitFrames(decodeOne(frame).reply!).frames;
+    expect(unescapeFrame(confirmation!).readUInt16BE(1)).toBe(0x8203);
+    const stream = Buffer.concat([confirmation!, ack!]);
+    const taken = jt808Encoder.takeReply(stream)!;
+    expect(taken).toEqual({ reply: ack, consumed: stream.length });
+    expect(jt808Encoder.isAck(taken.reply, frame, 1)).toBe(true);
+    expect(jt808Encoder.takeReply(confirmation!)).toBeNull();
   });
 
   it('rejects replies for another serial, another message, a failure result or a bad check code', () => {

@@ -11,6 +11,7 @@ import { recordWithoutLocation, type Decoded, type DecodedRecord, type DeviceAla
 import { echoReply, longEchoReply, PROTO_TIME_REQUEST, timeReply, wifiReply } from './ack.js';
 import { alarmOfCode, alarmOfEventCode, alarmOfTerminalInfo } from './alarms.js';
 import { LONG_START, PROTO_LOGIN, SHORT_LOGIN_BYTES, SHORT_START, WIFI_PROTOCOLS } from './frame.js';
+import { decodeCommandReply, PROTO_COMMAND_REPLY, PROTO_COMMAND_REPLY_TEXT } from './replies.js';
 
 export const PROTO_GPS = 0x10;
 export const PROTO_GPS_LBS_6 = 0x11;
@@ -52,8 +53,8 @@ const GPS_STATUS_PROTOCOLS: ReadonlySet<number> = new Set([0x16, 0x26, 0x27, 0xa
 const FENCE_BYTE_PROTOCOLS: ReadonlySet<number> = new Set([0x27, 0xa4]);
 /** After the cell block: ACC · upload mode · re-upload flag [· mileage u32]. */
 const ACC_BYTE_PROTOCOLS: ReadonlySet<number> = new Set([0x22, 0x2d, 0x37, 0xa0]);
-/** Replies to our commands and requests we do not serve: no echo. */
-const NO_ECHO_PROTOCOLS: ReadonlySet<number> = new Set([0x15, 0x21, 0x80, 0x81, 0x82, PROTO_ADDRESS_REQUEST]);
+/** Command packets, replies (0x15 and 0x21: replies.ts) and requests we do not serve: no echo. */
+const NO_ECHO_PROTOCOLS: ReadonlySet<number> = new Set([0x80, 0x81, 0x82, PROTO_ADDRESS_REQUEST]);
 
 /** AZ735 long-form GPS (0x32) and alarm (0x33) packets: the GPS block has a length byte. */
 const AZ735_PROTOCOLS: ReadonlySet<number> = new Set([0x32, 0x33]);
@@ -107,6 +108,7 @@ export function decode(bytes: Buffer, session: SessionInfo): Decoded {
     serial: bytes.readUInt16BE(crcAt - 2),
     content: new Reader(bytes, headerBytes + 1, crcAt - 2),
   };
+  if (proto === PROTO_COMMAND_REPLY || proto === PROTO_COMMAND_REPLY_TEXT) return decodeCommandReply(proto, frame.content, bytes);
   if (long) {
     if (AZ735_PROTOCOLS.has(proto)) return oneRecord(az735Record(frame, session), longEchoReply(proto, frame.serial));
     return ignored(frame, `long-form packet 0x${hex2(proto)} not interpreted`, null);
@@ -127,7 +129,7 @@ function decodeShort(frame: Frame, session: SessionInfo): Decoded {
       if (frame.content.remaining !== HEARTBEAT_CONTENT_BYTES) return ignored(frame, 'heartbeat variant not interpreted', echo);
       return oneRecord(statusOnlyRecord(frame, session.now, readStatus(frame.content, session.model)), echo);
     case PROTO_TIME_REQUEST:
-      return { records: [], reply: timeReply(session.now, serial), ignoredReason: 'time request' };
+      return { records: [], replies: [], reply: timeReply(session.now, serial), ignoredReason: 'time request' };
     case PROTO_GPS:
       return oneRecord(gpsRecord(frame, session, 'none'), echo);
     case PROTO_LBS_STATUS:
@@ -152,7 +154,7 @@ function decodeShort(frame: Frame, session: SessionInfo): Decoded {
 /** 0x01: IMEI as 8 BCD bytes with a leading 0 nibble · [type id u16 · timezone/language u16]. */
 function decodeLogin(content: Reader, reply: Buffer): Decoded {
   const imei = readImei(content);
-  const decoded: Decoded = { identity: { imei }, records: [], reply, refuse: null };
+  const decoded: Decoded = { identity: { imei }, records: [], replies: [], reply, refuse: null };
   if (content.remaining >= 4) {
     content.skip(2); // type id
     decoded.announcedTimezoneMinutes = timezoneOf(content.u16());
@@ -179,14 +181,14 @@ export function timezoneOf(field: number): number {
  */
 function decodeChecksumless(bytes: Buffer, long: boolean, proto: number, session: SessionInfo): Decoded {
   if (!long && WIFI_PROTOCOLS.has(proto) && bytes.length >= 4 + 6 + 2) {
-    return { records: [], reply: wifiReply(proto, bytes.subarray(4, 10)), ignoredReason: 'WiFi/LBS packet (no GNSS fix) not interpreted' };
+    return { records: [], replies: [], reply: wifiReply(proto, bytes.subarray(4, 10)), ignoredReason: 'WiFi/LBS packet (no GNSS fix) not interpreted' };
   }
   if (!long && proto === PROTO_LOGIN && bytes.length === SHORT_LOGIN_BYTES) {
-    return { identity: { imei: readImei(new Reader(bytes, 4, 12)) }, records: [], reply: echoReply(PROTO_LOGIN, 0), refuse: null };
+    return { identity: { imei: readImei(new Reader(bytes, 4, 12)) }, records: [], replies: [], reply: echoReply(PROTO_LOGIN, 0), refuse: null };
   }
   if (!long && proto === PROTO_GPS && bytes.length === CHECKSUMLESS_GPS_BYTES) {
     const frame: Frame = { bytes, long, proto, serial: 0, content: new Reader(bytes, 4, bytes.length - 2) };
-    return { records: [gpsRecord(frame, session, 'none')], reply: null };
+    return { records: [gpsRecord(frame, session, 'none')], replies: [], reply: null };
   }
   const crcAt = bytes.length - 4;
   const field = crcAt >= 2 ? bytes.readUInt16BE(crcAt).toString(16).padStart(4, '0') : 'none';
@@ -436,11 +438,11 @@ function keepExtra(record: DecodedRecord, r: Reader, end: number): void {
 }
 
 function oneRecord(record: DecodedRecord, reply: Buffer | null): Decoded {
-  return { records: [record], reply };
+  return { records: [record], replies: [], reply };
 }
 
 function ignored(frame: Frame, why: string, reply: Buffer | null): Decoded {
-  return { records: [], reply, ignoredReason: `${why}: ${frame.bytes.toString('hex')}` };
+  return { records: [], replies: [], reply, ignoredReason: `${why}: ${frame.bytes.toString('hex')}` };
 }
 
 const hex2 = (n: number): string => n.toString(16).padStart(2, '0');

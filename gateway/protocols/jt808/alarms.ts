@@ -4,9 +4,14 @@ import type { DecodedRecord, DeviceAlarm } from '../../protocol.js';
 /** Models whose alarm bits do not follow the standard (padlocks, AOVX asset trackers). */
 const OWN_ALARM_BIT_MODELS = new Set(['G-360P', 'G-508P', 'AL300', 'GL100']);
 
+/** False for models whose alarm bits mean something else: no alarm raised, none confirmed. */
+export function usesStandardAlarmBits(model: string | null): boolean {
+  return model === null || !OWN_ALARM_BIT_MODELS.has(model);
+}
+
 /** Alarm bits 0-2 are the standard's SOS, overspeed and fatigue; 29/30 are crash/rollover (kept as attributes). */
 export function addAlarmBits(record: DecodedRecord, flags: number, model: string | null): void {
-  if (model !== null && OWN_ALARM_BIT_MODELS.has(model)) return;
+  if (!usesStandardAlarmBits(model)) return;
   if ((flags & 0x01) !== 0) addAlarm(record, { kind: 'event.sos' });
   if ((flags & 0x02) !== 0) addAlarm(record, { kind: 'event.overspeed' });
   if ((flags & 0x04) !== 0) addAlarm(record, { kind: 'alarm.dsm.fatigue' });

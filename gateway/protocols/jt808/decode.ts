@@ -10,6 +10,7 @@ import { xor8 } from '../../codec/crc.js';
 import { DecodeError } from '../../codec/reader.js';
 import type { Decoded, SessionInfo } from '../../protocol.js';
 import { RESULT_UNSUPPORTED } from './ack.js';
+import { withAlarmConfirmation } from './alarm-confirmation.js';
 import { decodeLocationBatch, decodeVendorBatch } from './batch.js';
 import { ignored, locationDecoded, withIdentity } from './decoded.js';
 import { decodeDriverIdentity } from './driver.js';
@@ -32,6 +33,7 @@ import {
   MSG_TEXT_REPORT,
   MSG_TIMEZONE_SYNC,
   MSG_TRANSPARENT,
+  MSG_VEHICLE_CONTROL_RESPONSE,
   MSG_VENDOR_BATCH,
   MSG_WAYBILL,
   PROPS_BODY_LENGTH,
@@ -49,7 +51,8 @@ import { terminalAttributesText, waybillText } from './info.js';
 import { decodeLocation } from './location.js';
 import { decodeAuth, decodeRegister } from './login.js';
 import { decodeTextSentence } from './sentence.js';
-import { gbkText, utf16beText } from './text.js';
+import { generalResponseReply, locationAnswerReply, textAnswerReply } from './replies.js';
+import { gbkText } from './text.js';
 
 export function decode(frame: Buffer, session: SessionInfo): Decoded {
   if (frame.length > 0 && frame[0] === TEXT_OPEN) return decodeTextSentence(frame, session);
@@ -63,16 +66,16 @@ export function decode(frame: Buffer, session: SessionInfo): Decoded {
     const b = frame[i]!;
     if (b === ESCAPE || b === DELIMITER) {
       const content = unescapeContent(frame);
-      return decodeContent(content, 0, content.length, xor8(content), session);
+      return decodeContent(content, 0, content.length, xor8(content), session, frame);
     }
     xorAll ^= b;
   }
   // Nothing escaped (the common case): decode in place.
-  return decodeContent(frame, 1, last, xorAll, session);
+  return decodeContent(frame, 1, last, xorAll, session, frame);
 }
 
-/** `data[start, end)` is the de-escaped content: header, body, check code; `xorAll` is the XOR of all of it. */
-function decodeContent(data: Buffer, start: number, end: number, xorAll: number, session: SessionInfo): Decoded {
+/** `data[start, end)` is the de-escaped content: header, body, check code; `xorAll` is the XOR of all of it; `frame` as received. */
+function decodeContent(data: Buffer, start: number, end: number, xorAll: number, session: SessionInfo, frame: Buffer): Decoded {
   const checkAt = end - 1;
   const h = readHeader(data, start, checkAt);
   if (xorAll !== 0) {
@@ -91,7 +94,9 @@ function decodeContent(data: Buffer, start: number, end: number, xorAll: number,
     );
   }
   try {
-    return decodeMessage(data, h, checkAt, session);
+    const decoded = decodeMessage(data, h, checkAt, session, frame);
+    decoded.protocolVersion = h.version; // commands to this terminal go out in the same header form
+    return decoded;
   } catch (err) {
     // The check code was right, so the terminal sent this: tell it the message is wrong.
     if (err instanceof DecodeError && err.reply === null) throw new DecodeError(err.code, err.message, messageErrorReply(h, session));
@@ -99,45 +104,53 @@ function decodeContent(data: Buffer, start: number, end: number, xorAll: number,
   }
 }
 
-function decodeMessage(data: Buffer, h: Header, end: number, session: SessionInfo): Decoded {
+function decodeMessage(data: Buffer, h: Header, end: number, session: SessionInfo, frame: Buffer): Decoded {
   const identity = identityOf(data, h.phoneAt, h.phoneLength);
   const at = h.bodyStart;
   if (h.packetCount > 0) {
     return withIdentity(identity, {
       records: [],
+      replies: [],
       reply: ack(h, session, RESULT_UNSUPPORTED),
       ignoredReason: `packet ${h.packetIndex}/${h.packetCount} of message ${hex4(h.msgId)}: reassembly not supported`,
     });
   }
   if (!isLockVendorMessage(h.msgId) && (h.props & PROPS_ENCRYPTION) !== 0) {
-    return withIdentity(identity, { records: [], reply: ack(h, session, RESULT_UNSUPPORTED), ignoredReason: 'encrypted body' });
+    return withIdentity(identity, { records: [], replies: [], reply: ack(h, session, RESULT_UNSUPPORTED), ignoredReason: 'encrypted body' });
   }
   switch (h.msgId) {
     case MSG_LOCATION:
-      return locationDecoded(identity, [decodeLocation(data, at, end, session)], ack(h, session));
-    case MSG_LOCATION_BATCH:
-      return locationDecoded(identity, decodeLocationBatch(data, at, end, session), ack(h, session));
+    case MSG_LOCATION_BATCH: {
+      const records = h.msgId === MSG_LOCATION ? [decodeLocation(data, at, end, session)] : decodeLocationBatch(data, at, end, session);
+      return locationDecoded(identity, records, withAlarmConfirmation(ack(h, session), h, records, session));
+    }
     case MSG_LOCATION_QUERY_RESPONSE:
-      // An answer to our 0x8201: reply serial, then a location body; answers are not acked.
-      if (end - at < 2) throw new DecodeError('truncated', 'location query response without a reply serial');
-      return locationDecoded(identity, [decodeLocation(data, at + 2, end, session)], null);
+    case MSG_VEHICLE_CONTROL_RESPONSE: {
+      // Answers to our 0x8201 / 0x8500: answered serial, then a location body; answers are not acked.
+      if (end - at < 2) throw new DecodeError('truncated', `${hex4(h.msgId)} without an answered serial`);
+      const decoded = locationDecoded(identity, [decodeLocation(data, at + 2, end, session)], null);
+      decoded.replies.push(locationAnswerReply(data, at, end, frame));
+      return decoded;
+    }
     case MSG_VENDOR_BATCH:
       return decodeVendorBatch(data, h, end, identity, session);
     case MSG_HEARTBEAT:
     case MSG_LOGOUT:
-      return withIdentity(identity, { records: [], reply: ack(h, session) });
+      return withIdentity(identity, { records: [], replies: [], reply: ack(h, session) });
     case MSG_TERMINAL_RESPONSE:
-      return withIdentity(identity, { records: [], reply: null });
+      return withIdentity(identity, { records: [], replies: generalResponseReply(data, at, end, frame), reply: null });
     case MSG_REGISTER:
       return decodeRegister(data, h, identity, session);
     case MSG_AUTH:
       return decodeAuth(data, h, end, identity, session);
     case MSG_DRIVER_IDENTITY:
-      return withIdentity(identity, { records: [decodeDriverIdentity(data, at, end, h, session)], reply: ack(h, session) });
+      return withIdentity(identity, { records: [decodeDriverIdentity(data, at, end, h, session)], replies: [], reply: ack(h, session) });
     case MSG_TEXT_REPORT:
       return ignored(identity, ack(h, session), `text report: ${gbkText(data, at + 1, end)}`);
-    case MSG_TEXT_REPLY:
-      return ignored(identity, ack(h, session), `text reply: ${utf16beText(data, at + 2, end).trim()}`);
+    case MSG_TEXT_REPLY: {
+      const reply = textAnswerReply(data, at, end, frame);
+      return { ...ignored(identity, ack(h, session), `text reply: ${reply.text ?? ''}`), replies: [reply] };
+    }
     case MSG_WAYBILL:
       return ignored(identity, ack(h, session), `waybill/command reply: ${waybillText(data, at, end)}`);
     case MSG_TERMINAL_ATTRIBUTES:

@@ -8,12 +8,12 @@ export function withIdentity(identity: DeviceIdentity | undefined, decoded: Deco
 }
 
 export function ignored(identity: DeviceIdentity | undefined, reply: Buffer | null, reason: string): Decoded {
-  return withIdentity(identity, { records: [], reply, ignoredReason: reason });
+  return withIdentity(identity, { records: [], replies: [], reply, ignoredReason: reason });
 }
 
 /** Location frames: announce a zone the terminal stated in item 0xEB (applies to later frames). */
 export function locationDecoded(identity: DeviceIdentity | undefined, records: DecodedRecord[], reply: Buffer | null): Decoded {
-  const decoded: Decoded = { records, reply };
+  const decoded: Decoded = { records, replies: [], reply };
   if (identity !== undefined) decoded.identity = identity;
   const zoneText = records.length > 0 ? records[records.length - 1]!.attributes.timezone : undefined;
   if (typeof zoneText === 'string') {

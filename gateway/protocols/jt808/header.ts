@@ -15,6 +15,7 @@ export const MSG_TERMINAL_ATTRIBUTES = 0x0107;
 export const MSG_LOCATION = 0x0200;
 export const MSG_LOCATION_QUERY_RESPONSE = 0x0201;
 export const MSG_VENDOR_BATCH = 0x0210;
+export const MSG_VEHICLE_CONTROL_RESPONSE = 0x0500;
 export const MSG_WAYBILL = 0x0701;
 export const MSG_DRIVER_IDENTITY = 0x0702;
 export const MSG_LOCATION_BATCH = 0x0704;

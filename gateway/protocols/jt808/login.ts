@@ -13,6 +13,7 @@ export function decodeRegister(data: Buffer, h: Header, identity: DeviceIdentity
   const replySerial = serverSerial(session);
   return withIdentity(identity, {
     records: [],
+    replies: [],
     reply: registerResponse(h, replySerial, h.serial, REGISTER_OK, terminalCode(data.subarray(h.phoneAt, h.phoneAt + h.phoneLength))),
     refuse: registerResponse(h, replySerial, h.serial, REGISTER_TERMINAL_UNKNOWN, ''),
     authentication: {
@@ -26,6 +27,7 @@ export function decodeRegister(data: Buffer, h: Header, identity: DeviceIdentity
 export function decodeAuth(data: Buffer, h: Header, end: number, identity: DeviceIdentity | undefined, session: SessionInfo): Decoded {
   return withIdentity(authIdentity(identity, data, h, end), {
     records: [],
+    replies: [],
     reply: ack(h, session),
     refuse: ack(h, session, RESULT_FAILED),
     authentication: { step: 'authenticate', authCode: authCodeOf(data, h, end) },

@@ -15,7 +15,7 @@ export function decodeTextSentence(frame: Buffer, session: SessionInfo): Decoded
   const terminalId = /^\d{6,20}$/.test(id) ? normalizeTerminalId(id) : '';
   const reply = /,BASE,2,TIME\)$/.test(text) ? Buffer.from(text.replace(/TIME\)$/, `${utcStamp(session.now)})`), 'latin1') : null;
   // E-locks never register: their sentences store nothing, so they are answered on any connection.
-  const decoded: Decoded = { records: [], reply, ignoredReason: `e-lock text sentence ${text}`, sessionless: true };
+  const decoded: Decoded = { records: [], replies: [], reply, ignoredReason: `e-lock text sentence ${text}`, sessionless: true };
   if (terminalId !== '') decoded.identity = { terminalId };
   return decoded;
 }

@@ -1,7 +1,7 @@
 /**
  * Pure decode of one Teltonika frame (see README.md): the IMEI packet, or an AVL packet
  * whose data field goes to the decoder of its codec: 8/8E/16 (avl.ts), 7 (gh3000.ts),
- * 12/13 (messages.ts). Everything is read straight from the Buffer through the
+ * 12/13/14 (messages.ts). Everything is read straight from the Buffer through the
  * bounds-checked Reader, so a short or garbled frame surfaces as a DecodeError and never
  * as garbage. UDP datagrams: udp.ts.
  */
@@ -13,10 +13,10 @@ import { CODEC8_LAYOUT, CODEC8E_LAYOUT, CODEC16_LAYOUT, decodeAvlRecords } from 
 import { AVL_OVERHEAD, KEEP_ALIVE, MIN_AVL_DATA_LENGTH } from './frame.js';
 import { decodeGh3000Records } from './gh3000.js';
 import { decodeMessages } from './messages.js';
-import { CODEC_12, CODEC_13, CODEC_16, CODEC_8, CODEC_8E, CODEC_GH3000, contextOf, type DataField, type RecordContext } from './records.js';
+import { CODEC_12, CODEC_13, CODEC_14, CODEC_16, CODEC_8, CODEC_8E, CODEC_GH3000, contextOf, type DataField, type RecordContext } from './records.js';
 
 export function decode(frame: Buffer, session: SessionInfo): Decoded {
-  if (frame.length === 1 && frame[0] === KEEP_ALIVE) return { records: [], reply: null, ignoredReason: 'keep-alive byte' };
+  if (frame.length === 1 && frame[0] === KEEP_ALIVE) return { records: [], replies: [], reply: null, ignoredReason: 'keep-alive byte' };
   if (frame.length < 2) throw new DecodeError('truncated', `frame of ${frame.length} byte(s)`);
   if (frame.readUInt16BE(0) !== 0) return decodeImeiPacket(frame);
   return decodeAvlPacket(frame, contextOf(session));
@@ -33,7 +33,7 @@ function decodeImeiPacket(frame: Buffer): Decoded {
   const imei = frame.toString('latin1', 2);
   // Refuse right away: a unit that sends no digits will not be registered under anything.
   if (!/^\d+$/.test(imei)) throw new DecodeError('malformed', 'IMEI packet holds non-digits', imeiRefused());
-  return { identity: { imei }, records: [], reply: imeiAccepted(), refuse: imeiRefused() };
+  return { identity: { imei }, records: [], replies: [], reply: imeiAccepted(), refuse: imeiRefused() };
 }
 
 // ---------------------------------------------------------------------------
@@ -60,7 +60,7 @@ function decodeAvlPacket(frame: Buffer, ctx: RecordContext): Decoded {
 }
 
 function toDecoded(data: DataField, reply: Buffer | null): Decoded {
-  const decoded: Decoded = { records: data.records, reply };
+  const decoded: Decoded = { records: data.records, replies: data.replies, reply };
   if (data.ignoredReason !== undefined) decoded.ignoredReason = data.ignoredReason;
   return decoded;
 }
@@ -78,15 +78,16 @@ export function decodeDataField(buf: Buffer, start: number, end: number, ctx: Re
   const to = end - 1;
   switch (codec) {
     case CODEC_8:
-      return { codec, count, acked: true, records: decodeAvlRecords(buf, from, to, count, CODEC8_LAYOUT, ctx) };
+      return { codec, count, acked: true, replies: [], records: decodeAvlRecords(buf, from, to, count, CODEC8_LAYOUT, ctx) };
     case CODEC_8E:
-      return { codec, count, acked: true, records: decodeAvlRecords(buf, from, to, count, CODEC8E_LAYOUT, ctx) };
+      return { codec, count, acked: true, replies: [], records: decodeAvlRecords(buf, from, to, count, CODEC8E_LAYOUT, ctx) };
     case CODEC_16:
-      return { codec, count, acked: true, records: decodeAvlRecords(buf, from, to, count, CODEC16_LAYOUT, ctx) };
+      return { codec, count, acked: true, replies: [], records: decodeAvlRecords(buf, from, to, count, CODEC16_LAYOUT, ctx) };
     case CODEC_GH3000:
-      return { codec, count, acked: true, records: decodeGh3000Records(buf, from, to, count) };
+      return { codec, count, acked: true, replies: [], records: decodeGh3000Records(buf, from, to, count) };
     case CODEC_12:
     case CODEC_13:
+    case CODEC_14:
       return decodeMessages(buf, from, to, count, codec, ctx);
     default:
       throw new DecodeError('unsupported', `codec 0x${codec.toString(16).padStart(2, '0')}`);

@@ -1,6 +1,6 @@
-/** What every record decoder (codecs 8/8E/16, 7, 12/13) shares: codec ids, context, result. */
+/** What every record decoder (codecs 8/8E/16, 7, 12/13/14) shares: codec ids, context, result. */
 import { DecodeError, type Reader } from '../../codec/reader.js';
-import type { DecodedRecord, SessionInfo } from '../../protocol.js';
+import type { CommandReply, DecodedRecord, SessionInfo } from '../../protocol.js';
 import { usesFmbIoTable } from './io-tables.js';
 
 export const CODEC_GH3000 = 0x07;
@@ -8,6 +8,7 @@ export const CODEC_8 = 0x08;
 export const CODEC_8E = 0x8e;
 export const CODEC_12 = 0x0c;
 export const CODEC_13 = 0x0d;
+export const CODEC_14 = 0x0e;
 export const CODEC_16 = 0x10;
 
 /** What a record decoder needs besides the bytes. */
@@ -27,6 +28,8 @@ export interface DataField {
   codec: number;
   count: number;
   records: DecodedRecord[];
+  /** Answers to our commands (codec 12 type 0x06, codec 14). */
+  replies: CommandReply[];
   /** AVL codecs are acked with the record count; codec 12/13 messages are one-way. */
   acked: boolean;
   ignoredReason?: string;

@@ -1,6 +1,6 @@
 /** Teltonika over UDP: the channel header, then the same data field as TCP. */
 import { DecodeError, Reader } from '../../codec/reader.js';
-import type { DecodedRecord, SessionInfo } from '../../protocol.js';
+import type { CommandReply, DecodedRecord, SessionInfo } from '../../protocol.js';
 import { udpAck } from './ack.js';
 import { decodeDataField } from './decode.js';
 import { contextOf } from './records.js';
@@ -8,6 +8,7 @@ import { contextOf } from './records.js';
 export interface UdpDecoded {
   imei: string;
   records: DecodedRecord[];
+  replies: CommandReply[];
   /** The UDP ack (0005 · packet id · 01 · AVL packet id · count); null for one-way messages. */
   reply: Buffer | null;
   ignoredReason?: string;
@@ -29,7 +30,7 @@ export function decodeUdp(datagram: Buffer, session: Pick<SessionInfo, 'model' |
   const imei = r.bytes(r.u16()).toString('latin1');
   if (!/^\d+$/.test(imei)) throw new DecodeError('malformed', 'UDP IMEI holds non-digits');
   const data = decodeDataField(datagram, r.offset, datagram.length, contextOf(session));
-  const decoded: UdpDecoded = { imei, records: data.records, reply: data.acked ? udpAck(packetId, avlPacketId, data.count) : null };
+  const decoded: UdpDecoded = { imei, records: data.records, replies: data.replies, reply: data.acked ? udpAck(packetId, avlPacketId, data.count) : null };
   if (data.ignoredReason !== undefined) decoded.ignoredReason = data.ignoredReason;
   return decoded;
 }

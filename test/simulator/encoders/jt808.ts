@@ -15,6 +15,8 @@ export const MSG_REGISTER = 0x0100;
 export const MSG_AUTH = 0x0102;
 export const MSG_LOCATION = 0x0200;
 export const MSG_LOCATION_BATCH = 0x0704;
+/** The platform's confirmation of a latched alarm (SOS): the unit clears the bit. */
+export const MSG_ALARM_CONFIRMATION = 0x8203;
 const MSG_GENERAL_RESPONSE = 0x8001;
 const MSG_REGISTER_RESPONSE = 0x8100;
 
@@ -211,7 +213,11 @@ export const jt808Encoder: ProtocolEncoder = {
       ? encodeMessage(MSG_LOCATION, phoneOf(ctx), ctx.serial, locationBody(points[0]!, ctx))
       : encodeMessage(MSG_LOCATION_BATCH, phoneOf(ctx), ctx.serial, batchBody(points, ctx));
   },
-  /** Cuts one reply, still escaped, delimiters included; junk before its 7E is dropped with it. */
+  /**
+   * Cuts one reply, still escaped, delimiters included; junk before its 7E is dropped with it.
+   * A 0x8203 alarm confirmation is no reply to a frame: the unit takes it (and so clears its
+   * latched alarm) and goes on to the next message.
+   */
   takeReply(buf: Buffer) {
     let start = buf.indexOf(DELIMITER);
     if (start < 0) return null;
@@ -223,7 +229,13 @@ export const jt808Encoder: ProtocolEncoder = {
         start = end;
         continue;
       }
-      return { reply: buf.subarray(start, end + 1), consumed: end + 1 };
+      const reply = buf.subarray(start, end + 1);
+      if (parseMessage(reply)?.msgId === MSG_ALARM_CONFIRMATION) {
+        start = buf.indexOf(DELIMITER, end + 1);
+        if (start < 0) return null;
+        continue;
+      }
+      return { reply, consumed: end + 1 };
     }
   },
   /** 0x8001 for this frame's serial and id with result 0, or 0x8100 result 0 for a registration. */
