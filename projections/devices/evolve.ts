@@ -14,6 +14,8 @@ export interface DeviceRow {
   terminal_id: string | null;
   /** Overspeed threshold of this device; null falls back to the customer's. */
   speed_limit_kmh: number | null;
+  /** The device's own engine stop/resume texts as JSON (core/command-types.ts CommandTexts); null: the protocol's defaults. */
+  command_texts: string | null;
   status: DeviceStatus;
   protocol: string | null;
   connection_id: string | null;
@@ -38,6 +40,7 @@ function seenAt(row: DeviceRow, at: number): DeviceRow {
     driver_id: row.driver_id,
     terminal_id: row.terminal_id,
     speed_limit_kmh: row.speed_limit_kmh,
+    command_texts: row.command_texts,
     status: row.status,
     protocol: row.protocol,
     connection_id: row.connection_id,
@@ -61,6 +64,7 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
         driver_id: e.data.driver_id,
         terminal_id: e.data.terminal_id,
         speed_limit_kmh: e.data.speed_limit_kmh ?? null,
+        command_texts: null,
         status: 'never_connected',
         protocol: e.data.protocol ?? null,
         connection_id: null,
@@ -68,9 +72,12 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
         created_at: e.data.created_at,
         updated_at: e.data.created_at,
       };
-    case 'DeviceUpdated':
+    case 'DeviceUpdated': {
       if (!row) return row;
-      return { ...row, ...e.data.changes, updated_at: e.data.updated_at };
+      const { command_texts: texts, ...changes } = e.data.changes;
+      const next = { ...row, ...changes, updated_at: e.data.updated_at };
+      return texts === undefined ? next : { ...next, command_texts: texts ? JSON.stringify(texts) : null };
+    }
     case 'DeviceConnected':
       if (!row) return row;
       return {
@@ -129,6 +136,15 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
     case 'WebhookEndpointDeleted':
     case 'WebhookRedeliveryRequested':
     case 'WebhookReplayRequested':
+    case 'DeviceCommandQueued':
+    case 'DeviceCommandSent':
+    case 'DeviceCommandAcknowledged':
+    case 'DeviceCommandSucceeded':
+    case 'DeviceCommandFailed':
+    case 'DeviceCommandExpired':
+    case 'DeviceCommandCancelled':
+    case 'DeviceCommandRejected':
+    case 'CommandIdempotencyKeyUsed':
       return row;
     default:
       return assertNever(e);

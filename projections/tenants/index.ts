@@ -147,6 +147,15 @@ export const tenantsProjection: Projection = {
         case 'WebhookEndpointDeleted':
         case 'WebhookRedeliveryRequested':
         case 'WebhookReplayRequested':
+        case 'DeviceCommandQueued':
+        case 'DeviceCommandSent':
+        case 'DeviceCommandAcknowledged':
+        case 'DeviceCommandSucceeded':
+        case 'DeviceCommandFailed':
+        case 'DeviceCommandExpired':
+        case 'DeviceCommandCancelled':
+        case 'DeviceCommandRejected':
+        case 'CommandIdempotencyKeyUsed':
           return;
         default:
           assertNever(e);
