@@ -233,8 +233,8 @@ export interface TestResult {
 export const SCOPES = ALL_SCOPES;
 export const READ_SCOPES = SCOPES.filter((s) => s.endsWith(':read'));
 
-/** Every kind a webhook can subscribe to, and the kinds GET /v1/events lists (all but fixes and online/offline). */
+/** Every kind a webhook can subscribe to, and the kinds GET /v1/events lists (all but fixes, online/offline and commands). */
 export const WEBHOOK_KINDS = ALL_EVENT_KINDS;
 const NOT_EVENTS: ReadonlySet<string> = new Set(['position.updated', 'device.online', 'device.offline']);
-export const EVENT_KINDS = ALL_EVENT_KINDS.filter((k) => !NOT_EVENTS.has(k));
+export const EVENT_KINDS = ALL_EVENT_KINDS.filter((k) => !NOT_EVENTS.has(k) && !k.startsWith('command.'));
 export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;

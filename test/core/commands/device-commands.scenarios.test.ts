@@ -27,7 +27,7 @@ const event = (type: string, command: CommandSnapshot, extra: Record<string, unk
   ({ type, data: { command_id: command.command_id, device_id: 'dev_1', customer_id: 'cus_a', at: T0, command, ...extra } }) as DomainEvent;
 const queued = (changes: Partial<CommandSnapshot> = {}) => event('DeviceCommandQueued', snapshot(changes));
 const sentCommand = snapshot({ status: 'sent', sent_at: T0 + 1000, send_attempts: 1 });
-const withHistory = (...events: DomainEvent[]) => ({ ...teltonika, [COMMANDS]: events });
+const withHistory = (...events: DomainEvent[]): Record<string, DomainEvent[]> => ({ ...teltonika, [COMMANDS]: events });
 const ref = { device_id: 'dev_1', command_id: 'cmd_1' };
 
 describe('queueing a command', () => {
@@ -190,7 +190,7 @@ describe('the gateway side', () => {
     expect(plain.refused()).toMatchObject({ code: 'command_not_sendable' });
     const resend = await given(history).when((store, clock) => markSent(store, clock, { ...ref, resend: true }));
     expect(resend.appended[COMMANDS]![0]).toMatchObject({ type: 'DeviceCommandSent', data: { attempt: 2, command: { send_attempts: 2 } } });
-    const twice = await given({ ...history, [COMMANDS]: [...history[COMMANDS], ...resend.appended[COMMANDS]!] }).when((store, clock) => markSent(store, clock, { ...ref, resend: true }));
+    const twice = await given({ ...history, [COMMANDS]: [...history[COMMANDS]!, ...resend.appended[COMMANDS]!] }).when((store, clock) => markSent(store, clock, { ...ref, resend: true }));
     expect(twice.refused()).toMatchObject({ code: 'command_not_sendable' });
   });
 
@@ -200,7 +200,7 @@ describe('the gateway side', () => {
       recordReply(store, clock, { ...ref, reply: { outcome: 'acknowledged', text: null, result_code: 0, raw_hex: '00' } }),
     );
     expect(ack.result!.command).toMatchObject({ status: 'acknowledged', acknowledged_at: T0 + 2000 });
-    const done = await given({ ...history, [COMMANDS]: [...history[COMMANDS], ...ack.appended[COMMANDS]!] }, { now: T0 + 3000 }).when((store, clock) =>
+    const done = await given({ ...history, [COMMANDS]: [...history[COMMANDS]!, ...ack.appended[COMMANDS]!] }, { now: T0 + 3000 }).when((store, clock) =>
       recordReply(store, clock, { ...ref, reply: { outcome: 'succeeded', text: 'DOUT1:1', result_code: null, raw_hex: '444f5554313a31' } }),
     );
     expect(done.appended[COMMANDS]).toEqual([
@@ -212,7 +212,7 @@ describe('the gateway side', () => {
     const history = withHistory(queued(), event('DeviceCommandSent', sentCommand, { attempt: 1 }));
     const failed = await given(history).when((store, clock) => recordReply(store, clock, { ...ref, reply: { outcome: 'unsupported', text: null, result_code: 3, raw_hex: '03' } }));
     expect(failed.result!.command).toMatchObject({ status: 'failed', error: 'unsupported', response: { result_code: 3 } });
-    const late = await given({ ...history, [COMMANDS]: [...history[COMMANDS], ...failed.appended[COMMANDS]!] }).when((store, clock) =>
+    const late = await given({ ...history, [COMMANDS]: [...history[COMMANDS]!, ...failed.appended[COMMANDS]!] }).when((store, clock) =>
       recordReply(store, clock, { ...ref, reply: { outcome: 'succeeded', text: 'ok', result_code: 0, raw_hex: '00' } }),
     );
     expect(late.appended).toEqual({});
