@@ -4,6 +4,7 @@
  */
 import type { CommandKind } from './alarms.js';
 import type { CommandSnapshot, DeviceCommandEvent } from './events/commands.js';
+import { deviceEventId } from './ids.js';
 
 export interface CommandView {
   id: string;
@@ -52,4 +53,9 @@ export const PUBLISHED_COMMAND_EVENTS: Readonly<Partial<Record<DeviceCommandEven
 /** The kind `eventType` is published as, or null. */
 export function publishedCommandKind(eventType: string): CommandKind | null {
   return PUBLISHED_COMMAND_EVENTS[eventType as DeviceCommandEvent['type']] ?? null;
+}
+
+/** The `event_id` a published command event has in webhooks and on the stream: the same on every replay. */
+export function commandEventId(kind: CommandKind, at: number, storedEventId: string): string {
+  return deviceEventId(at, `${kind}:${storedEventId}`);
 }

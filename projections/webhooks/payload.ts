@@ -14,7 +14,7 @@
  */
 import type { EventKind } from '../../core/alarms.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
-import { commandView, publishedCommandKind } from '../../core/command-view.js';
+import { commandEventId, commandView, publishedCommandKind } from '../../core/command-view.js';
 import type { DeviceCommandEvent, DeviceEventRaised } from '../../core/events.js';
 import { deviceEventId } from '../../core/ids.js';
 import type { DeviceRow } from '../devices/evolve.js';
@@ -146,5 +146,5 @@ function commandMessage(event: RecordedEvent<DeviceCommandEvent>, device: Device
   if (!kind) return [];
   const d = event.data;
   const severity = kind === 'command.failed' || kind === 'command.expired' ? 'low' : 'info';
-  return message(d, kind, deviceEventId(d.at, `${kind}:${event.id}`), d.at, { driver_id: device?.driver_id ?? null, severity, position: null }, { command: commandView(d.command) });
+  return message(d, kind, commandEventId(kind, d.at, event.id), d.at, { driver_id: device?.driver_id ?? null, severity, position: null }, { command: commandView(d.command) });
 }
