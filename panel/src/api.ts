@@ -129,6 +129,39 @@ export interface Device {
   driver: { id: string; name: string } | null;
 }
 
+/** A device command (GET /v1/commands/{id}). */
+export interface Command {
+  id: string;
+  device_id: string;
+  type: string;
+  params: Record<string, string | number>;
+  status: 'queued' | 'sent' | 'acknowledged' | 'succeeded' | 'failed' | 'expired' | 'cancelled' | 'rejected';
+  waiting_for: 'vehicle_stopped' | null;
+  created_at: string;
+  sent_at: string | null;
+  acknowledged_at: string | null;
+  completed_at: string | null;
+  expires_at: string;
+  response: { text: string | null; result_code: number | null; raw_hex: string } | null;
+  error: string | null;
+}
+
+/** One entry of GET /v1/devices/{id}/command-types. */
+export interface CommandTypeInfo {
+  type: string;
+  description: string;
+  default_ttl_s: number;
+  params: Array<{ name: string; kind: 'integer' | 'string' | 'hex' | 'enum'; required: boolean; minimum?: number; maximum?: number; min_length?: number; max_length?: number; values?: string[]; description: string }>;
+  text?: string | null;
+}
+
+/** A `command` message of the live stream. */
+export interface LiveCommand {
+  event: string;
+  device_id: string;
+  command: Command;
+}
+
 export interface LivePosition extends Fix {
   device_id: string;
   device_name: string | null;
