@@ -3,7 +3,11 @@
  * receiver signed like every delivery, with the command as payload, and the live stream carries
  * them (live and on resume) to a credential with commands:read.
  */
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WEBHOOK_FAMILIES } from '../../api/schemas/webhooks.js';
+import { COMMAND_KINDS } from '../../core/alarms.js';
 import { markSent, recordReply } from '../../core/commands/device-commands.js';
 import { imeiFrom } from '../../core/imei.js';
 import { silentLogger } from '../../core/logger.js';
@@ -82,6 +86,27 @@ describe('command webhooks', () => {
       completed_at: '2026-11-22T12:00:01.500Z',
     });
     expect(new Set(received.map((r) => r.json.event_id)).size).toBe(2);
+  });
+});
+
+describe('command payloads against their documented schema', () => {
+  it('a delivered command.succeeded and a test sample of every command kind match CommandPayload', async () => {
+    const { apiKey, deviceId } = await setUp();
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const validate = ajv.compile(WEBHOOK_FAMILIES.find((f) => f.name === 'CommandPayload')!.schema);
+    const command = await queue(apiKey, deviceId, { type: 'custom', params: { text: 'getver' } });
+    const ref = { device_id: deviceId, command_id: command.id };
+    await markSent(h.store, h.clock, ref);
+    await recordReply(h.store, h.clock, { ...ref, reply: { outcome: 'succeeded', text: 'Ver:03.27.07', result_code: null, raw_hex: '5665723a' } });
+    const webhookId = (await h.app.inject({ method: 'GET', url: '/v1/webhooks', headers: bearer(apiKey) })).json().data[0].id;
+    for (const kind of COMMAND_KINDS) {
+      const test = await h.app.inject({ method: 'POST', url: `/v1/webhooks/${webhookId}/test`, headers: bearer(apiKey), payload: { event: kind } });
+      expect(test.statusCode).toBe(200);
+    }
+    const received = await rx.waitFor(2 + COMMAND_KINDS.length);
+    for (const r of received) expect([r.json.event, validate(r.json) ? 'valid' : ajv.errorsText(validate.errors)]).toEqual([r.json.event, 'valid']);
+    expect(received.filter((r) => r.json.test).map((r) => [r.json.event, r.json.command.status])).toEqual(COMMAND_KINDS.map((k) => [k, k.slice(8)]));
   });
 });
 
