@@ -116,3 +116,11 @@ export const DEVICE_COMMAND_EVENT_TYPES: ReadonlySet<string> = new Set<DeviceCom
   'DeviceCommandCancelled',
   'DeviceCommandRejected',
 ]);
+
+/** Every event of device commands and their idempotency keys: the events projections of other areas pass over. */
+type CommandAreaEvent = DeviceCommandEvent | CommandIdempotencyKeyUsed;
+const COMMAND_AREA_TYPES: ReadonlySet<string> = new Set([...DEVICE_COMMAND_EVENT_TYPES, 'CommandIdempotencyKeyUsed']);
+
+export function isCommandAreaEvent<E extends { type: string }>(e: E): e is Extract<E, { type: CommandAreaEvent['type'] }> {
+  return COMMAND_AREA_TYPES.has(e.type);
+}

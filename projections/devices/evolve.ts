@@ -1,5 +1,6 @@
 /** Pure rules for a device's read-model row. */
 import { assertNever, type DomainEvent } from '../../core/events.js';
+import { isCommandAreaEvent } from '../../core/events/commands.js';
 
 export type DeviceStatus = 'never_connected' | 'online' | 'offline';
 
@@ -52,6 +53,8 @@ function seenAt(row: DeviceRow, at: number): DeviceRow {
 
 /** The next row, or the same row when the event does not change it. */
 export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow | null {
+  // Commands have a read model of their own (projections/commands).
+  if (isCommandAreaEvent(e)) return row;
   switch (e.type) {
     case 'DeviceRegistered':
       return {
@@ -136,15 +139,6 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
     case 'WebhookEndpointDeleted':
     case 'WebhookRedeliveryRequested':
     case 'WebhookReplayRequested':
-    case 'DeviceCommandQueued':
-    case 'DeviceCommandSent':
-    case 'DeviceCommandAcknowledged':
-    case 'DeviceCommandSucceeded':
-    case 'DeviceCommandFailed':
-    case 'DeviceCommandExpired':
-    case 'DeviceCommandCancelled':
-    case 'DeviceCommandRejected':
-    case 'CommandIdempotencyKeyUsed':
       return row;
     default:
       return assertNever(e);
