@@ -185,6 +185,16 @@ export async function loadCommandDevice(store: EventStore, customerId: string, d
   return { protocol: device.protocol };
 }
 
+/**
+ * A device's commands the gateway still has work for, oldest first: queued ones (to send, hold or
+ * expire, as dispatchDecision says) and sent or acknowledged ones (a reply to wait for; after a restart
+ * a `sent` one is resent once when `mayResend`, else timed out).
+ */
+export async function unfinishedCommands(store: EventStore, deviceId: string): Promise<CommandSnapshot[]> {
+  const { state } = await load(store, streams.commands(deviceId), deviceCommandsStream);
+  return [...state.values()].filter((c) => !FINAL_STATUSES.has(c.status)).sort((a, b) => a.created_at - b.created_at || (a.command_id < b.command_id ? -1 : 1));
+}
+
 /** Runs one decision on a device's commands, deciding again when another writer got in first. */
 function onCommands(store: EventStore, deviceId: string, decide: (state: DeviceCommandsState) => NewEvent[]) {
   return handle(store, { stream: streams.commands(deviceId), aggregate: deviceCommandsStream, decide });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestCommand } from '../../../core/commands/command-requests.js';
 import { dispatchDecision, type LatestFix } from '../../../core/commands/dispatch.js';
-import { cancelCommand, expireCommand, markSent, markTimedOut, recordReply, rejectCommand } from '../../../core/commands/device-commands.js';
+import { cancelCommand, expireCommand, markSent, markTimedOut, mayResend, recordReply, rejectCommand, unfinishedCommands } from '../../../core/commands/device-commands.js';
 import type { CommandSnapshot, DomainEvent } from '../../../core/events.js';
 import { engineCommandText } from '../../../core/command-types.js';
 import { streams } from '../../../core/streams.js';
@@ -228,6 +228,23 @@ describe('the gateway side', () => {
   it('rejects a queued command the bound protocol cannot carry', async () => {
     const then = await given(withHistory(queued())).when((store, clock) => rejectCommand(store, clock, { ...ref, error: 'unsupported_by_protocol' }));
     expect(then.result!.command).toMatchObject({ status: 'rejected', error: 'unsupported_by_protocol' });
+  });
+});
+
+describe('unfinishedCommands', () => {
+  it('lists what the gateway still has work for, oldest first: queued, sent and acknowledged, not finished ones', async () => {
+    const history = withHistory(
+      queued({ command_id: 'cmd_3', created_at: T0 + 3 }),
+      queued({ command_id: 'cmd_1', created_at: T0 + 1 }),
+      event('DeviceCommandSent', snapshot({ command_id: 'cmd_1', created_at: T0 + 1, status: 'sent', send_attempts: 1 }), { attempt: 1 }),
+      queued({ command_id: 'cmd_2', created_at: T0 + 2 }),
+      event('DeviceCommandCancelled', snapshot({ command_id: 'cmd_2', created_at: T0 + 2, status: 'cancelled' })),
+      queued({ command_id: 'cmd_4', created_at: T0 + 4 }),
+      event('DeviceCommandAcknowledged', snapshot({ command_id: 'cmd_4', created_at: T0 + 4, status: 'acknowledged' })),
+    );
+    const then = await given(history).when((store) => unfinishedCommands(store, 'dev_1'));
+    expect(then.result!.map((c) => [c.command_id, c.status])).toEqual([['cmd_1', 'sent'], ['cmd_3', 'queued'], ['cmd_4', 'acknowledged']]);
+    expect(mayResend(then.result![0]!)).toBe(true);
   });
 });
 
