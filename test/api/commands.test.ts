@@ -90,6 +90,12 @@ describe('POST /v1/devices/{id}/commands', () => {
     expect(other.json()).toMatchObject({ status: 422, code: 'idempotency_key_reused' });
     expectDocumented(doc, 'POST', '/v1/devices/{id}/commands', other);
     expect(await queuedEvents(deviceId)).toHaveLength(1);
+
+    const tooLong = await post(apiKey, deviceId, { type: 'reboot' }, { 'idempotency-key': 'k'.repeat(256) });
+    expect(tooLong.statusCode).toBe(400);
+    expect(tooLong.json()).toMatchObject({ code: 'validation_failed' });
+    expect(tooLong.json().errors[0].pointer).toMatch(/idempotency-key/);
+    expect(await queuedEvents(deviceId)).toHaveLength(1);
   });
 
   it("keys are per customer: another customer's same key makes its own command", async () => {
