@@ -12,6 +12,7 @@
  * attempt 2); after that a missing reply is `failed` with `no_reply`.
  */
 import type { Clock } from '../clock.js';
+import type { DeviceProtocol } from '../events.js';
 import type { CommandSnapshot, DeviceCommandEvent } from '../events/commands.js';
 import type { EventStore, LogPosition } from '../event-store/port.js';
 import { checkCommandParams, commandTtlS, commandTypesFor, type CommandTypeName } from '../command-types.js';
@@ -151,7 +152,7 @@ export interface NewCommandInput {
  * The command a request asks for, checked against the device (its owner, its protocol's types) and
  * the catalogue (params, time to live). `protocol` null: not bound yet, every type is accepted.
  */
-export function newCommand(input: NewCommandInput, device: { protocol: CommandProtocol }, commandId: string, now: number): CommandSnapshot {
+export function newCommand(input: NewCommandInput, device: { protocol: DeviceProtocol | null }, commandId: string, now: number): CommandSnapshot {
   const supported = commandTypesFor(device.protocol);
   if (!supported.includes(input.type)) {
     throw new CommandRejected('invalid', 'command_type_unsupported', `The ${device.protocol} protocol has no command ${input.type}; it supports ${supported.join(', ')}.`, '/type');
@@ -177,10 +178,8 @@ export function newCommand(input: NewCommandInput, device: { protocol: CommandPr
   };
 }
 
-type CommandProtocol = Parameters<typeof commandTypesFor>[0];
-
 /** The device a command is for, or the not-found refusal (another customer's device included). */
-export async function loadCommandDevice(store: EventStore, customerId: string, deviceId: string): Promise<{ protocol: CommandProtocol }> {
+export async function loadCommandDevice(store: EventStore, customerId: string, deviceId: string): Promise<{ protocol: DeviceProtocol | null }> {
   const device = checkDevice((await load(store, streams.device(deviceId), deviceStream)).state, customerId, deviceId);
   return { protocol: device.protocol };
 }
