@@ -32,6 +32,7 @@ import { registerJsonBodies } from './plugins/json-bodies.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { registerValidation } from './plugins/validation.js';
 import { apiKeysRoutes } from './routes/api-keys.js';
+import { commandsRoutes } from './routes/commands.js';
 import { deviceRoutes } from './routes/devices.js';
 import { driversRoutes } from './routes/drivers.js';
 import { errorDocsRoutes } from './routes/error-docs.js';
@@ -113,6 +114,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   await healthRoutes(app);
   await opsRoutes(app, ctx, metrics);
   await deviceRoutes(app, ctx);
+  await commandsRoutes(app, ctx);
   await positionRoutes(app, ctx);
   await eventsRoutes(app, ctx);
   await geofencesRoutes(app, ctx);

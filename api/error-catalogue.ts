@@ -69,6 +69,13 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     action: 'Read `detail`, correct the request, and report it if it looks like a fault of the API.',
   },
   {
+    code: 'command_type_unsupported',
+    status: 400,
+    meaning:
+      "The device's protocol cannot carry this command type (`text` needs a driver display, which only JT/T 808 has). The `detail` names the type, the protocol and the types it supports.",
+    action: 'Send one of the types `GET /v1/devices/{id}/command-types` lists for the device.',
+  },
+  {
     code: 'unauthenticated',
     status: 401,
     meaning: 'The route needs a credential and none was sent (no `Authorization: Bearer ...` header). The answer carries `WWW-Authenticate: Bearer`.',
@@ -122,6 +129,19 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     action: 'Retry; if it persists, check the network between the client and the API.',
   },
   {
+    code: 'command_not_cancellable',
+    status: 409,
+    meaning: 'The command has left the queue: it was sent (the unit may have acted on it), or it is finished (succeeded, failed, expired, rejected).',
+    action: 'Read it with `GET /v1/commands/{id}`. To undo an engine stop, send `engine_resume`.',
+  },
+  {
+    code: 'command_not_sendable',
+    status: 409,
+    meaning:
+      'Not answered by the API: the gateway is refused a send of a command that is no longer queued (cancelled, expired, finished) or was already sent twice (the retry-once rule, docs/commands.md).',
+    action: 'Nothing to do as a client; the command keeps the status `GET /v1/commands/{id}` shows.',
+  },
+  {
     code: 'imei_taken',
     status: 409,
     meaning:
@@ -170,6 +190,13 @@ export const ERROR_CATALOGUE: readonly CatalogueEntry[] = [
     status: 415,
     meaning: 'The body has a Content-Type this route does not accept; the `detail` lists the accepted types.',
     action: 'Send `Content-Type: application/json` (or `application/merge-patch+json` for PATCH) with a JSON body.',
+  },
+  {
+    code: 'idempotency_key_reused',
+    status: 422,
+    meaning:
+      'The `Idempotency-Key` was used in the last 24 hours for another request (another device, type, params or ttl_s). A key names one request: its retries get the same command.',
+    action: 'Use a new key for a new command; retry the original request unchanged to get its command.',
   },
   {
     code: 'rate_limited',

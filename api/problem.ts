@@ -44,7 +44,7 @@ export function notFound(what: string, id: string): ApiError {
   return new ApiError(404, 'not_found', `${what} ${id} does not exist`);
 }
 
-export const REJECTION_STATUS: Record<RejectionKind, number> = { not_found: 404, conflict: 409, invalid: 400, gone: 410 };
+export const REJECTION_STATUS: Record<RejectionKind, number> = { not_found: 404, conflict: 409, invalid: 400, gone: 410, unprocessable: 422 };
 
 /** A command's refusal as the problem the API answers; a field it names becomes a pointer into the body. */
 export function rejectionProblem(rejection: CommandRejected): ApiError {

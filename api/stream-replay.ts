@@ -12,7 +12,7 @@ import PQueue from 'p-queue';
 import type Database from 'better-sqlite3';
 import type { EventStore, LogPosition, RecordedEvent } from '../core/event-store/port.js';
 import { comparePositions } from '../core/event-store/port.js';
-import { FEED_EVENT, FEED_POSITION, feedPointers, type FeedPointer } from './queries/stream-feed.js';
+import { FEED_COMMAND, FEED_EVENT, FEED_POSITION, feedPointers, type FeedPointer } from './queries/stream-feed.js';
 
 /** Messages read per replay step. */
 export const REPLAY_PAGE = 500;
@@ -25,6 +25,7 @@ export interface ReplayRequest {
   customerId: string;
   wantPositions: boolean;
   wantEvents: boolean;
+  wantCommands: boolean;
   after: LogPosition;
   through: LogPosition;
   /** Still wanted: false once the client went away. */
@@ -48,7 +49,8 @@ export class StreamReplays {
   ) {}
 
   async replay(r: ReplayRequest): Promise<ReplayOutcome> {
-    const kinds: [number, number] = [r.wantPositions ? FEED_POSITION : FEED_EVENT, r.wantEvents ? FEED_EVENT : FEED_POSITION];
+    // A kind not wanted is asked as -1, which no row has.
+    const kinds: [number, number, number] = [r.wantPositions ? FEED_POSITION : -1, r.wantEvents ? FEED_EVENT : -1, r.wantCommands ? FEED_COMMAND : -1];
     let after = r.after;
     let sent = 0;
     while (r.isOpen()) {

@@ -20,6 +20,10 @@ export const EVENT_KINDS = [
   'alarm.adas.collision',
   'alarm.adas.lane_departure',
   'alarm.bsd',
+  'command.sent',
+  'command.succeeded',
+  'command.failed',
+  'command.expired',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
@@ -39,3 +43,7 @@ export type DeviceAlarmKind = Extract<
   | 'alarm.adas.lane_departure'
   | 'alarm.bsd'
 >;
+
+/** What happened to a device command (payload: the command), from its events in `commands-{device}`. */
+export type CommandKind = Extract<EventKind, `command.${string}`>;
+export const COMMAND_KINDS: readonly CommandKind[] = EVENT_KINDS.filter((k): k is CommandKind => k.startsWith('command.'));

@@ -6,11 +6,27 @@
 
 import type { CustomerUserCreated, UserEmailClaimed, SessionStarted, SessionEnded } from './events/users.js';
 import type { WebhookEndpointCreated, WebhookEndpointUpdated, WebhookSecretRotated, WebhookEndpointDisabled, WebhookEndpointDeleted, WebhookRedeliveryRequested, WebhookReplayRequested } from './events/webhooks.js';
+import type { CommandIdempotencyKeyUsed, DeviceCommandEvent } from './events/commands.js';
+import type { CommandTexts } from './command-types.js';
 
 export type { CustomerUserCreated, UserEmailClaimed, SessionStarted, SessionEnded } from './events/users.js';
 export type { WebhookEndpointCreated, WebhookEndpointUpdated, WebhookSecretRotated, WebhookEndpointDisabled, WebhookEndpointDeleted, WebhookRedeliveryRequested, WebhookReplayRequested } from './events/webhooks.js';
+export type {
+  CommandIdempotencyKeyUsed,
+  CommandResponse,
+  CommandSnapshot,
+  DeviceCommandAcknowledged,
+  DeviceCommandCancelled,
+  DeviceCommandEvent,
+  DeviceCommandExpired,
+  DeviceCommandFailed,
+  DeviceCommandQueued,
+  DeviceCommandRejected,
+  DeviceCommandSent,
+  DeviceCommandSucceeded,
+} from './events/commands.js';
 
-import type { DeviceAlarmKind, EventKind } from './alarms.js';
+import type { CommandKind, DeviceAlarmKind, EventKind } from './alarms.js';
 
 export type Plan = 'free' | 'pro' | 'enterprise';
 export type Scope =
@@ -24,6 +40,8 @@ export type Scope =
   | 'drivers:write'
   | 'webhooks:read'
   | 'webhooks:write'
+  | 'commands:read'
+  | 'commands:write'
   | 'api_keys:manage';
 
 export const ALL_SCOPES: readonly Scope[] = [
@@ -37,6 +55,8 @@ export const ALL_SCOPES: readonly Scope[] = [
   'drivers:write',
   'webhooks:read',
   'webhooks:write',
+  'commands:read',
+  'commands:write',
   'api_keys:manage',
 ];
 
@@ -174,7 +194,14 @@ export interface DeviceUpdated {
     device_id: string;
     customer_id: string;
     /** Only the fields that changed; null clears. */
-    changes: { name?: string | null; group_id?: string | null; driver_id?: string | null; speed_limit_kmh?: number | null };
+    changes: {
+      name?: string | null;
+      group_id?: string | null;
+      driver_id?: string | null;
+      speed_limit_kmh?: number | null;
+      /** Texts an engine stop/resume sends instead of the protocol's defaults (core/command-types.ts); null: the defaults. */
+      command_texts?: CommandTexts | null;
+    };
     updated_at: number;
   };
 }
@@ -323,7 +350,7 @@ export interface DeviceEventRaised {
   data: {
     /** `evt_…`, stable across replays. */
     event_id: string;
-    kind: Exclude<EventKind, 'position.updated' | 'device.online' | 'device.offline'>;
+    kind: Exclude<EventKind, 'position.updated' | 'device.online' | 'device.offline' | CommandKind>;
     customer_id: string;
     device_id: string;
     driver_id: string | null;
@@ -427,7 +454,9 @@ export type DomainEvent =
   | WebhookEndpointDisabled
   | WebhookEndpointDeleted
   | WebhookRedeliveryRequested
-  | WebhookReplayRequested;
+  | WebhookReplayRequested
+  | DeviceCommandEvent
+  | CommandIdempotencyKeyUsed;
 
 export function assertNever(x: never): never {
   throw new Error(`unhandled case: ${JSON.stringify(x)}`);

@@ -10,9 +10,9 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 /**
  * Prefixes `newId` issues. `evt_` ids are not among them: they derive from their cause
  * (`deviceEventId`). `whk_`, `dlv_` and `rpl_` are webhook endpoints, deliveries and replays;
- * `usr_` and `ses_` panel users and their sessions.
+ * `usr_` and `ses_` panel users and their sessions; `cmd_` device commands.
  */
-export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'key' | 'cli' | 'whk' | 'dlv' | 'rpl' | 'usr' | 'ses' | 'evt';
+export type IdPrefix = 'cus' | 'dev' | 'drv' | 'geo' | 'key' | 'cli' | 'whk' | 'dlv' | 'rpl' | 'usr' | 'ses' | 'evt' | 'cmd';
 
 /** Random bytes are drawn from a pool refilled 4 KiB at a time: one CSPRNG call per ~400 ids, not one per id. */
 const randomPool = Buffer.alloc(4096);

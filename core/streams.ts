@@ -18,4 +18,8 @@ export const streams = {
   unknownDevice: (identifier: string) => `unknown-${identifier}`,
   /** Configuration and requests (redeliver, replay) of one webhook endpoint. */
   webhook: (webhookId: string) => `webhook-${webhookId}`,
+  /** Every event of one device's commands (queued, sent, replies, expiry, cancel). */
+  commands: (deviceId: string) => `commands-${deviceId}`,
+  /** A customer's Idempotency-Key for command requests, keyed by its digest. */
+  commandKey: (customerId: string, digest: string) => `command-key-${customerId}-${digest}`,
 } as const;

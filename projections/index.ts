@@ -1,4 +1,5 @@
 /** Every read-model projection the API serves from, in the order the runner applies them. */
+import { commandsProjection } from './commands/index.js';
 import { devicesProjection } from './devices/index.js';
 import { driverScoresProjection } from './driver-scores/index.js';
 import { driversProjection } from './drivers/index.js';
@@ -26,6 +27,7 @@ export function readModelProjections(): Projection[] {
     unknownDevicesProjection,
     driversProjection,
     webhookEndpointsProjection,
+    commandsProjection,
     // Detectors: they derive DeviceEventRaised events (through the runner's outbox).
     safetyEventsProjection,
     geofencesProjection,
@@ -40,4 +42,5 @@ export { ProjectionRunner, openReadModelDb, readModelsDbPath } from './runner.js
 export { historyProjection, type HistoryFix, type HistoryItemEncoder } from './history/index.js';
 export { dropHistoryFromReadModels, historyDbPath, openHistoryDb, openHistoryReads, startHistory, type HistoryReads, type HistoryRole } from './history/database.js';
 export { evolveDevice, type DeviceRow, type DeviceStatus } from './devices/evolve.js';
+export type { CommandRow } from './commands/index.js';
 export { evolveLatestPosition, type LatestPositionRow } from './latest-positions/evolve.js';

@@ -71,6 +71,8 @@ export async function startProjections(ctx: RoleContext, options: ProjectionsOpt
   const historyCaughtUp = history.then(() => {});
   historyCaughtUp.catch(() => {});
   await runner.start();
+  const { startCommandExpiry } = await import('./commands/expiry.js');
+  const expiry = startCommandExpiry({ store, clock, db, log: log.child({ role: 'command-expiry' }) });
   return {
     runner,
     reads: {
@@ -85,6 +87,7 @@ export async function startProjections(ctx: RoleContext, options: ProjectionsOpt
       await Promise.all([runner.catchUp(), (await history).catchUp()]);
     },
     async stop() {
+      await expiry.stop();
       await runner.stop();
       await (await history).stop();
       historyReads.close();

@@ -8,6 +8,8 @@ import type Database from 'better-sqlite3';
 import type { Clock } from '../core/clock.js';
 import type { LogPosition } from '../core/event-store/port.js';
 import type { SecretBox } from '../core/secret-box.js';
+import { COMMAND_KINDS, type CommandKind } from '../core/alarms.js';
+import { commandView } from '../core/command-view.js';
 import { deviceEventId, newId } from '../core/ids.js';
 import { createWebhookAgents, type AttemptResult } from './post-attempt.js';
 import { sendSigned } from './send.js';
@@ -242,7 +244,7 @@ interface ReplayRow {
 /** A test payload: the shape of `kind` with made-up values, marked as a test. */
 function samplePayload(kind: string, eventId: string, now: number) {
   const at = new Date(now).toISOString();
-  return {
+  const common = {
     event: kind,
     event_id: eventId,
     occurred_at: at,
@@ -254,4 +256,17 @@ function samplePayload(kind: string, eventId: string, now: number) {
     position: { lat: 56.9496, lng: 24.1052, speed_kmh: 42, timestamp: at },
     test: true,
   };
+  return (COMMAND_KINDS as readonly string[]).includes(kind) ? { ...common, position: null, command: sampleCommand(kind as CommandKind, now) } : common;
+}
+
+/** A command as a payload of `kind` shows it (`command.failed`: a failed one). */
+function sampleCommand(kind: CommandKind, now: number) {
+  const status = kind.slice('command.'.length) as 'sent' | 'succeeded' | 'failed' | 'expired';
+  const sent = status === 'expired' ? null : now - 2000;
+  return commandView({
+    command_id: 'cmd_test', device_id: 'dev_test', customer_id: 'cus_test', type: 'engine_resume', params: {}, status, waiting_for: null,
+    created_at: now - 5000, sent_at: sent, acknowledged_at: null, completed_at: status === 'sent' ? null : now, expires_at: now + 295_000,
+    response: status === 'succeeded' ? { text: 'DOUT1:0', result_code: null, raw_hex: '444f5554313a30' } : null,
+    error: status === 'failed' ? 'no_reply' : status === 'expired' ? 'expired' : null, send_attempts: sent === null ? 0 : 1,
+  });
 }

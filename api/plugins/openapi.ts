@@ -28,6 +28,7 @@ import { acceptedBodyTypes } from './json-bodies.js';
 /** Tags in the order the docs list them; a route's tag names its resource. */
 export const TAGS = [
   { name: 'Devices', description: 'Tracking units: register, read, list, edit' },
+  { name: 'Commands', description: 'Commands to devices: engine stop and resume, reboot, report interval, text, raw payloads; their replies' },
   { name: 'Positions', description: 'Latest position of every device and position history' },
   { name: 'Events', description: 'Device alarms and server detections' },
   { name: 'Geofences', description: 'Polygons and circles' },
@@ -42,6 +43,7 @@ export const TAGS = [
 
 const TAG_BY_SEGMENT: Record<string, string> = {
   devices: 'Devices',
+  commands: 'Commands',
   positions: 'Positions',
   events: 'Events',
   feed: 'Events',

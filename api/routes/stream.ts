@@ -3,8 +3,8 @@
  * events. Event ids are log positions: a client reconnecting with
  * Last-Event-ID gets what it missed replayed from the store, then live
  * events as the projection runner commits them. A `position` needs
- * positions:read, an `event` events:read; a credential with one of them gets
- * that type only. The credential is checked at connect and then followed:
+ * positions:read, an `event` events:read, a `command` (sent, succeeded,
+ * failed, expired) commands:read; a credential gets the types its scopes allow. The credential is checked at connect and then followed:
  * the stream ends when it is revoked or expires.
  */
 import type { FastifyInstance } from 'fastify';
@@ -14,13 +14,14 @@ import type { Registry } from 'prom-client';
 import { Counter, Gauge } from 'prom-client';
 import type { LogPosition, RecordedEvent } from '../../core/event-store/port.js';
 import { comparePositions, positionFromString, positionToString } from '../../core/event-store/port.js';
-import type { DeviceEventRaised, PositionRecorded } from '../../core/events.js';
+import { commandEventId, commandView, publishedCommandKind } from '../../core/command-view.js';
+import type { DeviceCommandEvent, DeviceEventRaised, PositionRecorded } from '../../core/events.js';
 import { settingsOf, type ApiContext } from '../context.js';
 import { closeOnExpiry, revokes } from '../credential-lifetime.js';
 import { authOf, hasScope } from '../plugins/auth.js';
 import { iso } from '../schemas/common.js';
 import { fixBody } from '../schemas/positions.js';
-import { StreamEvent, StreamHeaders, StreamPosition } from '../schemas/stream.js';
+import { StreamCommand, StreamEvent, StreamHeaders, StreamPosition } from '../schemas/stream.js';
 import { ApiError } from '../problem.js';
 import { problemResponse } from '../schemas/error-responses.js';
 import { SseConnection } from '../sse.js';
@@ -30,7 +31,7 @@ import { StreamReplays } from '../stream-replay.js';
 /** What a client refused by a stream cap is told to wait before trying again. */
 const STREAM_RETRY_AFTER_S = 30;
 
-type Relevant = RecordedEvent<PositionRecorded> | RecordedEvent<DeviceEventRaised>;
+type Relevant = RecordedEvent<PositionRecorded> | RecordedEvent<DeviceEventRaised> | RecordedEvent<DeviceCommandEvent>;
 
 function positionData(e: PositionRecorded['data'], deviceName: string | null): Static<typeof StreamPosition> {
   return { device_id: e.device_id, device_name: deviceName, ...fixBody(e), valid: e.valid };
@@ -52,6 +53,12 @@ function eventData(e: DeviceEventRaised['data'], deviceName: string | null): Sta
       ? { lat: e.position.lat, lng: e.position.lng, speed_kmh: e.position.speed_kmh, timestamp: iso(e.position.timestamp) }
       : null,
   };
+}
+
+/** A published command event: the webhook payload of its kind, minus `sequence`. */
+function commandData(e: RecordedEvent<DeviceCommandEvent>, deviceName: string | null): Static<typeof StreamCommand> {
+  const kind = publishedCommandKind(e.type)!;
+  return { event: kind, event_id: commandEventId(kind, e.data.at, e.id), occurred_at: iso(e.data.at), device_id: e.data.device_id, device_name: deviceName, command: commandView(e.data.command) };
 }
 
 export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metrics: Registry): Promise<void> {
@@ -89,7 +96,7 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metric
   r.get(
     '/v1/stream',
     {
-      config: { scope: ['positions:read', 'events:read'] },
+      config: { scope: ['positions:read', 'events:read', 'commands:read'] },
       // A HEAD would hold a stream open with nothing to show for it.
       exposeHeadRoute: false,
       schema: {
@@ -98,7 +105,8 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metric
         operationId: 'streamLive',
         description:
           'Server-sent events: `event: position` (data: a position with device_id) and `event: event` ' +
-          '(data: the webhook payload of the kind). Each `id` is a log position; reconnect with `Last-Event-ID` to ' +
+          '(data: the webhook payload of the kind), and `event: command` (data: `command.sent`, `command.succeeded`, ' +
+          '`command.failed` or `command.expired` with the command), each for a credential with its scope. Each `id` is a log position; reconnect with `Last-Event-ID` to ' +
           'resume after it. Comments (`: keep-alive`) are sent every 15 s. A `gap` event means a resume went too far ' +
           'back: fill it from GET /v1/positions and GET /v1/events.',
         headers: StreamHeaders,
@@ -115,17 +123,20 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metric
       const auth = authOf(request);
       const wantPositions = hasScope(auth.scopes, 'positions:read');
       const wantEvents = hasScope(auth.scopes, 'events:read');
+      const wantCommands = hasScope(auth.scopes, 'commands:read');
       let last = await resumePosition(request.headers['last-event-id'], ctx);
 
       const relevant = (e: RecordedEvent): e is Relevant =>
         (wantPositions && e.type === 'PositionRecorded' && e.data.customer_id === auth.customerId) ||
-        (wantEvents && e.type === 'DeviceEventRaised' && e.data.customer_id === auth.customerId);
+        (wantEvents && e.type === 'DeviceEventRaised' && e.data.customer_id === auth.customerId) ||
+        (wantCommands && publishedCommandKind(e.type) !== null && (e as RecordedEvent<DeviceCommandEvent>).data.customer_id === auth.customerId);
       const send = (e: Relevant): void => {
         if (last && comparePositions(e.position, last) <= 0) return;
         last = e.position;
         const name = (deviceName.get(e.data.device_id, auth.customerId) as string | null | undefined) ?? null;
         if (e.type === 'PositionRecorded') conn.send('position', positionToString(e.position), positionData(e.data, name));
-        else conn.send('event', positionToString(e.position), eventData(e.data, name));
+        else if (e.type === 'DeviceEventRaised') conn.send('event', positionToString(e.position), eventData(e.data, name));
+        else conn.send('command', positionToString(e.position), commandData(e, name));
       };
 
       const place = caps.reserve(auth.customerId, auth.credential.id);
@@ -178,6 +189,7 @@ export async function streamRoutes(app: FastifyInstance, ctx: ApiContext, metric
             customerId: auth.customerId,
             wantPositions,
             wantEvents,
+            wantCommands,
             after: last,
             through: boundary,
             isOpen: () => !conn.isClosed,

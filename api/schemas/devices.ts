@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { DeviceWithPosition } from '../queries/devices.js';
+import { MAX_COMMAND_TEXT_LENGTH, type CommandTexts as CommandTextFields } from '../../core/command-types.js';
 import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
 import { DevicePosition, fixBody } from './positions.js';
 
@@ -7,6 +8,13 @@ const Protocol = Type.Union([Type.Literal('teltonika'), Type.Literal('gt06'), Ty
 
 export const DeviceStatus = Type.Union([Type.Literal('never_connected'), Type.Literal('online'), Type.Literal('offline')]);
 
+
+const CommandText = Type.String({ minLength: 1, maxLength: MAX_COMMAND_TEXT_LENGTH });
+/** A device's own engine texts; absent ones are its protocol's defaults (docs/commands.md). */
+const CommandTexts = Type.Object(
+  { engine_stop: Type.Optional(CommandText), engine_resume: Type.Optional(CommandText) },
+  { additionalProperties: false, description: 'Texts engine_stop/engine_resume send instead of the protocol defaults (Teltonika `setdigout 1`/`setdigout 0`, GT06 `Relay,1#`/`Relay,0#`)' },
+);
 
 export const Device = Type.Object({
   id: Type.String(),
@@ -17,6 +25,7 @@ export const Device = Type.Object({
   driver_id: Nullable(Type.String()),
   terminal_id: Nullable(Type.String()),
   speed_limit_kmh: Nullable(Type.Number({ description: "overspeed threshold of this device; null: the customer's default applies" })),
+  command_texts: Nullable(CommandTexts),
   status: DeviceStatus,
   last_seen_at: Nullable(Timestamp),
   created_at: Timestamp,
@@ -54,6 +63,7 @@ export const UpdateDeviceBody = Type.Object(
     group_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
     driver_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
     speed_limit_kmh: Type.Optional(SpeedLimit),
+    command_texts: Type.Optional(Nullable(CommandTexts)),
   },
   { additionalProperties: false },
 );
@@ -84,6 +94,7 @@ export function deviceBody(d: DeviceWithPosition): Static<typeof Device> {
     driver_id: d.driver_id,
     terminal_id: d.terminal_id,
     speed_limit_kmh: d.speed_limit_kmh,
+    command_texts: d.command_texts ? (JSON.parse(d.command_texts) as CommandTextFields) : null,
     status: d.status,
     last_seen_at: iso(d.last_seen_at),
     created_at: iso(d.created_at),

@@ -11,9 +11,9 @@ import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
 
 export type RaisedKind = DeviceEventRaised['data']['kind'];
 
-/** Kinds an event entry can have: every webhook kind except position and connectivity updates. */
+/** Kinds an event entry can have: every webhook kind except position, connectivity and command updates. */
 export const RAISED_KINDS = EVENT_KINDS.filter(
-  (k): k is RaisedKind => k !== 'position.updated' && k !== 'device.online' && k !== 'device.offline',
+  (k): k is RaisedKind => k !== 'position.updated' && k !== 'device.online' && k !== 'device.offline' && !k.startsWith('command.'),
 );
 export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;
 

@@ -1,5 +1,7 @@
-/** Data of the two event types of GET /v1/stream (documented in the route's description). */
+/** Data of the event types of GET /v1/stream (documented in the route's description). */
 import { Type } from '@sinclair/typebox';
+import { COMMAND_KINDS } from '../../core/alarms.js';
+import { Command } from './commands.js';
 import { Nullable, Timestamp } from './common.js';
 import { Severity, WebhookPosition } from './webhooks.js';
 
@@ -20,6 +22,16 @@ export const StreamEvent = Type.Object(
   },
   { additionalProperties: true },
 );
+
+/** A published command event: its kind and the command as GET /v1/commands/{id} shows it. */
+export const StreamCommand = Type.Object({
+  event: Type.Unsafe<string>({ type: 'string', enum: [...COMMAND_KINDS] }),
+  event_id: Type.String(),
+  occurred_at: Timestamp,
+  device_id: Type.String(),
+  device_name: Nullable(Type.String()),
+  command: Command,
+});
 
 export const StreamHeaders = Type.Object({
   'last-event-id': Type.Optional(

@@ -5,9 +5,10 @@
  * the endpoint management routes (api/routes/webhooks.ts).
  */
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
-import type { EventKind } from '../../core/alarms.js';
+import { COMMAND_KINDS, type EventKind } from '../../core/alarms.js';
 import { DEFAULT_GRACE_PERIOD_S, MAX_GRACE_PERIOD_S } from '../../core/commands/webhooks.js';
 import type { WebhookEndpointRow } from '../../projections/webhook-endpoints/index.js';
+import { Command } from './commands.js';
 import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
 
 export const Severity = Type.Union(
@@ -124,6 +125,11 @@ export const WEBHOOK_FAMILIES: readonly WebhookFamily[] = [
       { alarm_level: Nullable(Type.Integer()), media_count: Type.Integer({ minimum: 0 }) },
       'Active-safety alarm (driver monitoring, ADAS, blind spot)',
     ),
+  },
+  {
+    name: 'CommandPayload',
+    kinds: COMMAND_KINDS,
+    schema: payload(COMMAND_KINDS, { command: Command }, 'A device command was sent, succeeded (with the reply), failed or expired unsent: the command as GET /v1/commands/{id} shows it'),
   },
 ];
 

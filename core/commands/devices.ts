@@ -31,17 +31,27 @@ export interface Registered {
 
 export type DeviceChanges = DeviceUpdated['data']['changes'];
 
-/** What commands need of a device: its owner and editable fields (connectivity events on its stream change neither). */
-export type DeviceState = { customer_id: string; fields: Required<DeviceChanges> } | null;
+/**
+ * What commands need of a device: its owner, editable fields and protocol (fixed at registration or
+ * bound at its first connection); other connectivity events on its stream change none of them.
+ */
+export type DeviceState = { customer_id: string; fields: Required<DeviceChanges>; protocol: DeviceProtocol | null } | null;
+
+const EDITABLE = ['name', 'group_id', 'driver_id', 'speed_limit_kmh', 'command_texts'] as const;
 
 export const deviceStream: Aggregate<DeviceState> = {
   initial: null,
   evolve(state, event) {
     if (event.type === 'DeviceRegistered') {
       const d = event.data;
-      return { customer_id: d.customer_id, fields: { name: d.name, group_id: d.group_id, driver_id: d.driver_id, speed_limit_kmh: d.speed_limit_kmh ?? null } };
+      return {
+        customer_id: d.customer_id,
+        fields: { name: d.name, group_id: d.group_id, driver_id: d.driver_id, speed_limit_kmh: d.speed_limit_kmh ?? null, command_texts: null },
+        protocol: d.protocol ?? null,
+      };
     }
     if (event.type === 'DeviceUpdated' && state) return { ...state, fields: { ...state.fields, ...event.data.changes } };
+    if (event.type === 'DeviceProtocolBound' && state) return { ...state, protocol: event.data.protocol };
     return state;
   },
 };
@@ -114,13 +124,22 @@ export function checkDevice(state: DeviceState, customerId: string, deviceId: st
   return state;
 }
 
+/** Fields are scalars or, for `command_texts`, a small flat object. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  const ka = Object.keys(a).sort();
+  const kb = Object.keys(b).sort();
+  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && (a as Record<string, unknown>)[k] === (b as Record<string, unknown>)[k]);
+}
+
 /** Only the fields that change are written; an edit that changes nothing writes nothing. */
 export function decideUpdateDevice(state: DeviceState, command: { customer_id: string; device_id: string; changes: DeviceChanges }, now: number): NewEvent[] {
   const device = checkDevice(state, command.customer_id, command.device_id);
   const changes: DeviceChanges = {};
-  for (const field of ['name', 'group_id', 'driver_id', 'speed_limit_kmh'] as const) {
+  for (const field of EDITABLE) {
     const value = command.changes[field];
-    if (value !== undefined && value !== device.fields[field]) (changes as Record<string, unknown>)[field] = value;
+    if (value !== undefined && !sameValue(value, device.fields[field])) (changes as Record<string, unknown>)[field] = value;
   }
   if (Object.keys(changes).length === 0) return [];
   return [{ type: 'DeviceUpdated', data: { device_id: command.device_id, customer_id: command.customer_id, changes, updated_at: now } }];

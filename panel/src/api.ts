@@ -129,6 +129,39 @@ export interface Device {
   driver: { id: string; name: string } | null;
 }
 
+/** A device command (GET /v1/commands/{id}). */
+export interface Command {
+  id: string;
+  device_id: string;
+  type: string;
+  params: Record<string, string | number>;
+  status: 'queued' | 'sent' | 'acknowledged' | 'succeeded' | 'failed' | 'expired' | 'cancelled' | 'rejected';
+  waiting_for: 'vehicle_stopped' | null;
+  created_at: string;
+  sent_at: string | null;
+  acknowledged_at: string | null;
+  completed_at: string | null;
+  expires_at: string;
+  response: { text: string | null; result_code: number | null; raw_hex: string } | null;
+  error: string | null;
+}
+
+/** One entry of GET /v1/devices/{id}/command-types. */
+export interface CommandTypeInfo {
+  type: string;
+  description: string;
+  default_ttl_s: number;
+  params: Array<{ name: string; kind: 'integer' | 'string' | 'hex' | 'enum'; required: boolean; minimum?: number; maximum?: number; min_length?: number; max_length?: number; values?: string[]; description: string }>;
+  text?: string | null;
+}
+
+/** A `command` message of the live stream. */
+export interface LiveCommand {
+  event: string;
+  device_id: string;
+  command: Command;
+}
+
 export interface LivePosition extends Fix {
   device_id: string;
   device_name: string | null;
@@ -233,8 +266,8 @@ export interface TestResult {
 export const SCOPES = ALL_SCOPES;
 export const READ_SCOPES = SCOPES.filter((s) => s.endsWith(':read'));
 
-/** Every kind a webhook can subscribe to, and the kinds GET /v1/events lists (all but fixes and online/offline). */
+/** Every kind a webhook can subscribe to, and the kinds GET /v1/events lists (all but fixes, online/offline and commands). */
 export const WEBHOOK_KINDS = ALL_EVENT_KINDS;
 const NOT_EVENTS: ReadonlySet<string> = new Set(['position.updated', 'device.online', 'device.offline']);
-export const EVENT_KINDS = ALL_EVENT_KINDS.filter((k) => !NOT_EVENTS.has(k));
+export const EVENT_KINDS = ALL_EVENT_KINDS.filter((k) => !NOT_EVENTS.has(k) && !k.startsWith('command.'));
 export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;

@@ -1,12 +1,17 @@
 /**
  * The live stream, GET /v1/stream (server-sent events with the session
- * cookie): `position` and `event` messages, `gap` when a resume was cut
+ * cookie): `position`, `event` and `command` messages, `gap` when a resume was cut
  * short. One EventSource for the whole app; pages subscribe while shown.
  * EventSource reconnects by itself with Last-Event-ID, so nothing is missed.
  */
-import type { FleetEvent, LivePosition } from './api';
+import type { FleetEvent, LiveCommand, LivePosition } from './api';
 
-type Handlers = { position?: (p: LivePosition) => void; event?: (e: FleetEvent & { event: string; event_id: string }) => void; gap?: () => void };
+type Handlers = {
+  position?: (p: LivePosition) => void;
+  event?: (e: FleetEvent & { event: string; event_id: string }) => void;
+  command?: (c: LiveCommand) => void;
+  gap?: () => void;
+};
 
 const subscribers = new Set<Handlers>();
 let source: EventSource | null = null;
@@ -31,6 +36,10 @@ export function startLive(): void {
   source.addEventListener('event', (m) => {
     const e = JSON.parse((m as MessageEvent<string>).data) as FleetEvent & { event: string; event_id: string };
     for (const s of subscribers) s.event?.({ ...e, id: e.event_id, kind: e.event });
+  });
+  source.addEventListener('command', (m) => {
+    const c = JSON.parse((m as MessageEvent<string>).data) as LiveCommand;
+    for (const s of subscribers) s.command?.(c);
   });
   source.addEventListener('gap', () => {
     for (const s of subscribers) s.gap?.();

@@ -1,5 +1,6 @@
 /** Pure rules for a device's read-model row. */
 import { assertNever, type DomainEvent } from '../../core/events.js';
+import { isCommandAreaEvent } from '../../core/events/commands.js';
 
 export type DeviceStatus = 'never_connected' | 'online' | 'offline';
 
@@ -14,6 +15,8 @@ export interface DeviceRow {
   terminal_id: string | null;
   /** Overspeed threshold of this device; null falls back to the customer's. */
   speed_limit_kmh: number | null;
+  /** The device's own engine stop/resume texts as JSON (core/command-types.ts CommandTexts); null: the protocol's defaults. */
+  command_texts: string | null;
   status: DeviceStatus;
   protocol: string | null;
   connection_id: string | null;
@@ -38,6 +41,7 @@ function seenAt(row: DeviceRow, at: number): DeviceRow {
     driver_id: row.driver_id,
     terminal_id: row.terminal_id,
     speed_limit_kmh: row.speed_limit_kmh,
+    command_texts: row.command_texts,
     status: row.status,
     protocol: row.protocol,
     connection_id: row.connection_id,
@@ -49,6 +53,8 @@ function seenAt(row: DeviceRow, at: number): DeviceRow {
 
 /** The next row, or the same row when the event does not change it. */
 export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow | null {
+  // Commands have a read model of their own (projections/commands).
+  if (isCommandAreaEvent(e)) return row;
   switch (e.type) {
     case 'DeviceRegistered':
       return {
@@ -61,6 +67,7 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
         driver_id: e.data.driver_id,
         terminal_id: e.data.terminal_id,
         speed_limit_kmh: e.data.speed_limit_kmh ?? null,
+        command_texts: null,
         status: 'never_connected',
         protocol: e.data.protocol ?? null,
         connection_id: null,
@@ -68,9 +75,12 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
         created_at: e.data.created_at,
         updated_at: e.data.created_at,
       };
-    case 'DeviceUpdated':
+    case 'DeviceUpdated': {
       if (!row) return row;
-      return { ...row, ...e.data.changes, updated_at: e.data.updated_at };
+      const { command_texts: texts, ...changes } = e.data.changes;
+      const next = { ...row, ...changes, updated_at: e.data.updated_at };
+      return texts === undefined ? next : { ...next, command_texts: texts ? JSON.stringify(texts) : null };
+    }
     case 'DeviceConnected':
       if (!row) return row;
       return {

@@ -5,7 +5,7 @@ import { batchHandler, type Projection } from '../projection.js';
 import { evolveDevice, type DeviceRow } from './evolve.js';
 
 const COLUMNS = [
-  'device_id', 'customer_id', 'imei', 'model', 'name', 'group_id', 'driver_id', 'terminal_id', 'speed_limit_kmh',
+  'device_id', 'customer_id', 'imei', 'model', 'name', 'group_id', 'driver_id', 'terminal_id', 'speed_limit_kmh', 'command_texts',
   'status', 'protocol', 'connection_id', 'last_seen_at', 'created_at', 'updated_at',
 ] as const;
 
@@ -15,7 +15,7 @@ export const devicesProjection: Projection = {
     db.exec(`
       CREATE TABLE IF NOT EXISTS devices (
         device_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, imei TEXT NOT NULL UNIQUE, model TEXT NOT NULL,
-        name TEXT, group_id TEXT, driver_id TEXT, terminal_id TEXT, speed_limit_kmh REAL, status TEXT NOT NULL, protocol TEXT,
+        name TEXT, group_id TEXT, driver_id TEXT, terminal_id TEXT, speed_limit_kmh REAL, command_texts TEXT, status TEXT NOT NULL, protocol TEXT,
         connection_id TEXT, last_seen_at INTEGER, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS devices_by_customer ON devices (customer_id, device_id);`);
   },

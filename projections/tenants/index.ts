@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { assertNever } from '../../core/events.js';
+import { isCommandAreaEvent } from '../../core/events/commands.js';
 import type { Projection } from '../projection.js';
 
 /** Expired tokens of a client are dropped when it is issued a new one, a day after they expired. */
@@ -65,6 +66,7 @@ export const tenantsProjection: Projection = {
     // Housekeeping on the event's own time (not the wall clock), so replays build the same table.
     const pruneTokens = db.prepare('DELETE FROM oauth_tokens WHERE client_id = ? AND expires_at < ?');
     return (e) => {
+      if (isCommandAreaEvent(e)) return;
       switch (e.type) {
         case 'CustomerCreated':
           insertCustomer.run(e.data.customer_id, e.data.name, e.data.plan, e.data.speed_limit_kmh ?? null, e.data.created_at);

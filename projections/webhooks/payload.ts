@@ -1,6 +1,6 @@
 /**
  * What a store event is worth to a webhook receiver: zero or more payloads
- * of the 17 kinds. Pure: the same event and device state give the same
+ * of the 21 kinds. Pure: the same event and device state give the same
  * payload (and `event_id`) on every replay, rebuild and redelivery.
  *
  * - `position.updated`: every fix the history keeps (plausible ones).
@@ -9,10 +9,13 @@
  *   transition).
  * - every `DeviceEventRaised` (detections, device alarms, geofence
  *   crossings) under the `event_id` that `GET /v1/events` and the feed show.
+ * - `command.sent` / `succeeded` / `failed` / `expired`: the command as the
+ *   event left it (`command`, as GET /v1/commands/{id} shows it).
  */
 import type { EventKind } from '../../core/alarms.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
-import type { DeviceEventRaised } from '../../core/events.js';
+import { commandEventId, commandView, publishedCommandKind } from '../../core/command-view.js';
+import type { DeviceCommandEvent, DeviceEventRaised } from '../../core/events.js';
 import { deviceEventId } from '../../core/ids.js';
 import type { DeviceRow } from '../devices/evolve.js';
 import { isPlausibleFix } from '../usable-fix.js';
@@ -48,6 +51,16 @@ export interface WebhookMessage {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** Builds a payload from the fields every kind carries, then the kind's own. */
+type MessageOf = (
+  d: { customer_id: string; device_id: string },
+  kind: EventKind,
+  eventId: string,
+  occurredAt: number,
+  common: Pick<WebhookPayload, 'driver_id' | 'severity' | 'position'>,
+  own: Record<string, unknown>,
+) => WebhookMessage[];
+
 /**
  * The payloads `event` produces. `before`/`after` are the device's read-model
  * row around the event (only connectivity events look at them).
@@ -55,14 +68,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export function webhookMessages(event: RecordedEvent, before: DeviceRow | null, after: DeviceRow | null): WebhookMessage[] {
   const sequence = Number(event.position.commit);
   /** The fields every kind carries, then the kind's own. */
-  const message = (
-    d: { customer_id: string; device_id: string },
-    kind: EventKind,
-    eventId: string,
-    occurredAt: number,
-    common: Pick<WebhookPayload, 'driver_id' | 'severity' | 'position'>,
-    own: Record<string, unknown>,
-  ): WebhookMessage[] => [
+  const message: MessageOf = (d, kind, eventId, occurredAt, common, own) => [
     {
       customer_id: d.customer_id,
       device_id: d.device_id,
@@ -124,7 +130,21 @@ export function webhookMessages(event: RecordedEvent, before: DeviceRow | null, 
         { driver_id: d.driver_id, severity: d.severity, position: p ? { lat: p.lat, lng: p.lng, speed_kmh: p.speed_kmh, timestamp: iso(p.timestamp) } : null },
         d.fields);
     }
+    case 'DeviceCommandSent':
+    case 'DeviceCommandSucceeded':
+    case 'DeviceCommandFailed':
+    case 'DeviceCommandExpired':
+      return commandMessage(event as RecordedEvent<DeviceCommandEvent>, after, message);
     default:
       return [];
   }
+}
+
+/** A published command event's payload; `device` gives the driver at the time. */
+function commandMessage(event: RecordedEvent<DeviceCommandEvent>, device: DeviceRow | null, message: MessageOf): WebhookMessage[] {
+  const kind = publishedCommandKind(event.type);
+  if (!kind) return [];
+  const d = event.data;
+  const severity = kind === 'command.failed' || kind === 'command.expired' ? 'low' : 'info';
+  return message(d, kind, commandEventId(kind, d.at, event.id), d.at, { driver_id: device?.driver_id ?? null, severity, position: null }, { command: commandView(d.command) });
 }

@@ -24,6 +24,7 @@ import type { SkipTypes } from '../runner.js';
 import type { EventKind } from '../../core/alarms.js';
 import type { HandOff, LaneRef } from '../../core/webhook-queue.js';
 import { kindsMatching } from '../../core/webhook-kinds.js';
+import { publishedCommandKind } from '../../core/command-view.js';
 import { webhookMessages, type WebhookMessage } from './payload.js';
 
 interface EndpointFilter {
@@ -198,6 +199,16 @@ export function webhookProjector(endpoints: EndpointChanges, owns: (webhookId: s
             devices.set(after.device_id, after);
             q.upsertDevice.run(after.device_id, JSON.stringify(after));
             for (const m of webhookMessages(e, before, after)) enqueue(e, m);
+            return;
+          }
+          case 'DeviceCommandSent':
+          case 'DeviceCommandSucceeded':
+          case 'DeviceCommandFailed':
+          case 'DeviceCommandExpired': {
+            const kind = publishedCommandKind(e.type);
+            if (!kind || !wanted(e.data.customer_id, kind)) return;
+            const device = deviceRow(e.data.device_id);
+            for (const m of webhookMessages(e, device, device)) enqueue(e, m);
             return;
           }
           case 'PositionRecorded':

@@ -37,6 +37,10 @@ interface Fixture {
   replayId: string;
   eventId: string;
   from: string;
+  /** A queued command of the device. */
+  commandId: string;
+  /** Queues another command of the device (for the DELETE row). */
+  queueCommand(): Promise<string>;
   /** Creates a row through the API with the tenant's full-access key and returns its id (for the DELETE rows). */
   create(url: string, payload: Record<string, unknown>, idField?: string): Promise<string>;
   nextImei(): string;
@@ -61,6 +65,11 @@ const ROUTES: Record<string, RouteCase> = {
   'GET /v1/devices': { scopes: ['devices:read'], ok: 200, request: () => ({ url: '/v1/devices' }) },
   'GET /v1/devices/:id': { scopes: ['devices:read'], ok: 200, request: (f) => ({ url: `/v1/devices/${f.deviceId}` }) },
   'PATCH /v1/devices/:id': { scopes: ['devices:write'], ok: 200, request: (f) => ({ url: `/v1/devices/${f.deviceId}`, payload: { name: 'Van 9' } }) },
+  'POST /v1/devices/:id/commands': { scopes: ['commands:write'], ok: 202, request: (f) => ({ url: `/v1/devices/${f.deviceId}/commands`, payload: { type: 'reboot' } }) },
+  'GET /v1/devices/:id/commands': { scopes: ['commands:read'], ok: 200, request: (f) => ({ url: `/v1/devices/${f.deviceId}/commands` }) },
+  'GET /v1/devices/:id/command-types': { scopes: ['commands:read'], ok: 200, request: (f) => ({ url: `/v1/devices/${f.deviceId}/command-types` }) },
+  'GET /v1/commands/:id': { scopes: ['commands:read'], ok: 200, request: (f) => ({ url: `/v1/commands/${f.commandId}` }) },
+  'DELETE /v1/commands/:id': { scopes: ['commands:write'], ok: 200, request: async (f) => ({ url: `/v1/commands/${await f.queueCommand()}` }) },
   'GET /v1/positions/latest': { scopes: ['positions:read'], ok: 200, request: () => ({ url: '/v1/positions/latest' }) },
   'GET /v1/positions': { scopes: ['positions:read'], ok: 200, request: (f) => ({ url: `/v1/positions?device_id=${f.deviceId}&from=${f.from}` }) },
   'GET /v1/events': { scopes: ['events:read'], ok: 200, request: () => ({ url: '/v1/events' }) },
@@ -116,7 +125,7 @@ const ROUTES: Record<string, RouteCase> = {
     ok: 204,
     request: async (f) => ({ url: `/v1/oauth/clients/${await f.create('/v1/oauth/clients', { name: 'Old TMS', scopes: ['events:read'] }, 'client_id')}` }),
   },
-  'GET /v1/stream': { scopes: ['positions:read', 'events:read'], ok: 200, streaming: true, request: () => ({ url: '/v1/stream' }) },
+  'GET /v1/stream': { scopes: ['positions:read', 'events:read', 'commands:read'], ok: 200, streaming: true, request: () => ({ url: '/v1/stream' }) },
 };
 
 /** "METHOD /path" of every route in Fastify's route tree, HEAD twins included. */
@@ -187,6 +196,11 @@ beforeAll(async () => {
   const deviceId = await create('/v1/devices', { imei: nextImei(), model: 'FMB920', name: 'Van 1' });
   const t = h.clock.now() - 60_000;
   await recordPosition(h, { customerId, deviceId }, t);
+  const queueCommand = async () => {
+    const res = await h.app.inject({ method: 'POST', url: `/v1/devices/${deviceId}/commands`, headers: admin, payload: { type: 'reboot' } });
+    expect(res.statusCode, res.body).toBe(202);
+    return res.json().id as string;
+  };
   fixture = {
     deviceId,
     driverId: await create('/v1/drivers', { name: 'Ilze Kalna' }),
@@ -196,6 +210,8 @@ beforeAll(async () => {
     deliveryId: '',
     replayId: '',
     from: new Date(t - 3_600_000).toISOString(),
+    commandId: await queueCommand(),
+    queueCommand,
     create,
     nextImei,
   };

@@ -141,6 +141,8 @@ describe('the OpenAPI document', () => {
       { oauth2: ['positions:read'] },
       { bearer: ['events:read'] },
       { oauth2: ['events:read'] },
+      { bearer: ['commands:read'] },
+      { oauth2: ['commands:read'] },
       { session: [] },
     ]);
     expect(byId.getCurrentSession!.op.security).toEqual([{ session: [] }]);

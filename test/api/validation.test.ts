@@ -51,6 +51,7 @@ const LISTS: Array<{ route: string; url: (f: Fixture) => string; max: number }> 
   { route: 'GET /v1/webhooks/:id/deliveries', url: (f) => `/v1/webhooks/${f.webhookId}/deliveries`, max: 200 },
   { route: 'GET /v1/api-keys', url: () => '/v1/api-keys', max: 200 },
   { route: 'GET /v1/oauth/clients', url: () => '/v1/oauth/clients', max: 200 },
+  { route: 'GET /v1/devices/:id/commands', url: (f) => `/v1/devices/${f.deviceId}/commands`, max: 200 },
 ];
 
 /** Cursors no list issued: not base64url at all, and base64url of text without a filter hash. */
@@ -75,6 +76,11 @@ const ID_ROUTES = [
   'POST /v1/webhooks/:id/test',
   'DELETE /v1/api-keys/:id',
   'DELETE /v1/oauth/clients/:client_id',
+  'POST /v1/devices/:id/commands',
+  'GET /v1/devices/:id/commands',
+  'GET /v1/devices/:id/command-types',
+  'GET /v1/commands/:id',
+  'DELETE /v1/commands/:id',
 ];
 const idParam = (route: string) => /:([a-z_]+)/.exec(route)![1]!;
 const withId = (route: string, id: string) => pathOf(route).replace(/:[a-z_]+/, id);
@@ -83,6 +89,7 @@ const ID_PAYLOADS: Record<string, Record<string, unknown>> = {
   'PATCH /v1/devices/:id': { name: 'Van 2' },
   'PATCH /v1/webhooks/:id': { description: 'Dispatch' },
   'POST /v1/webhooks/:id/test': {},
+  'POST /v1/devices/:id/commands': { type: 'reboot' },
 };
 const idPayload = (route: string) => ID_PAYLOADS[route];
 
@@ -121,6 +128,13 @@ const fieldCases: Case[] = [
   { route: 'GET /v1/webhooks/:id/deliveries', url: (f) => `/v1/webhooks/${f.webhookId}/deliveries?state=failed,lost`, pointers: ['/query/state'] },
   { route: 'GET /v1/webhooks/:id/deliveries', url: (f) => `/v1/webhooks/${f.webhookId}/deliveries?event=device.*,devices.*`, pointers: ['/query/event'] },
   { route: 'GET /v1/stream', url: () => '/v1/stream', headers: { 'last-event-id': 'yesterday' }, pointers: ['/headers/last-event-id'] },
+  { route: 'POST /v1/devices/:id/commands', url: (f) => `/v1/devices/${f.deviceId}/commands`, payload: { type: 'reboot', ttl_s: 0, colour: 1 }, pointers: ['/body/colour', '/body/ttl_s'] },
+  { route: 'POST /v1/devices/:id/commands', url: (f) => `/v1/devices/${f.deviceId}/commands`, payload: { type: 'set_report_interval', params: { interval_s: 4 } }, pointers: ['/body/params/interval_s'] },
+  {
+    route: 'POST /v1/devices/:id/commands', url: (f) => `/v1/devices/${f.deviceId}/commands`, payload: { type: 'reboot' }, headers: { 'idempotency-key': 'k'.repeat(256) },
+    pointers: ['/headers/idempotency-key'],
+  },
+  { route: 'GET /v1/devices/:id/commands', url: (f) => `/v1/devices/${f.deviceId}/commands?status=lost`, pointers: ['/query/status'] },
   { route: 'POST /v1/sessions', url: () => '/v1/sessions', payload: { email: '', password: 'p'.repeat(1025), remember: true }, pointers: ['/body/email', '/body/password', '/body/remember'] },
 ];
 
@@ -166,6 +180,7 @@ beforeAll(async () => {
   for (const name of ['North gate', 'South gate']) await create('/v1/geofences', { name, center: { lat: 56.95, lng: 24.1 }, radius_m: 100 });
   for (const name of ['Integrator A', 'Integrator B']) expect((await send('POST', '/v1/oauth/clients', { name, scopes: ['devices:read'] })).statusCode).toBe(201);
   await create('/v1/api-keys', { name: 'Second key', scopes: ['devices:read'] });
+  for (const type of ['reboot', 'position_request']) expect((await send('POST', `/v1/devices/${deviceId}/commands`, { type })).statusCode).toBe(202);
   // Closed local ports: deliveries fail at once, without the network.
   const webhookId = await create('/v1/webhooks', { url: 'http://127.0.0.1:9/a', events: ['*'] });
   await create('/v1/webhooks', { url: 'http://127.0.0.1:9/b', events: ['alarm.*'] });
@@ -250,6 +265,11 @@ describe('a cursor reused with other filters', () => {
     { name: 'drivers: a cursor of the geofences list', issuedBy: () => '/v1/geofences?limit=1', reusedWith: () => '/v1/drivers?limit=1' },
     { name: 'api keys: a cursor of the OAuth clients list', issuedBy: () => '/v1/oauth/clients?limit=1', reusedWith: () => '/v1/api-keys?limit=1' },
     { name: 'devices: a cursor of the drivers list', issuedBy: () => '/v1/drivers?limit=1', reusedWith: () => '/v1/devices?limit=1' },
+    {
+      name: "commands: another device's list",
+      issuedBy: (f) => `/v1/devices/${f.deviceId}/commands?limit=1`,
+      reusedWith: (f) => `/v1/devices/${f.otherDeviceId}/commands?limit=1`,
+    },
   ];
 
   it.each(MISMATCHES.map((m) => [m.name, m] as const))('%s: 400 cursor_mismatch', async (_name, m) => {

@@ -133,6 +133,12 @@ describe('replaying the store into empty read models', () => {
     const rotated = await h.app.inject({ method: 'POST', url: `/v1/webhooks/${hook.id}/rotate-secret`, headers, payload: { grace_period_s: 600 } });
     expect(rotated.statusCode, rotated.body).toBe(200);
     await send('DELETE', `/v1/webhooks/${gone.id}`);
+    // Commands: one queued, one cancelled, and the device's own engine text.
+    await send('PATCH', `/v1/devices/${device.id}`, { command_texts: { engine_stop: 'setdigout 1 0 60' } });
+    const queuedCommand = await h.app.inject({ method: 'POST', url: `/v1/devices/${device.id}/commands`, headers, payload: { type: 'set_report_interval', params: { interval_s: 30 } } });
+    const cancelledCommand = await h.app.inject({ method: 'POST', url: `/v1/devices/${device.id}/commands`, headers, payload: { type: 'engine_stop' } });
+    expect([queuedCommand.statusCode, cancelledCommand.statusCode]).toEqual([202, 202]);
+    expect((await h.app.inject({ method: 'DELETE', url: `/v1/commands/${cancelledCommand.json().id}`, headers })).statusCode).toBe(200);
 
     const derived = (await allEvents())
       .filter((e) => e.type === 'DeviceEventRaised')
@@ -180,6 +186,10 @@ describe('replaying the store into empty read models', () => {
       ['/v1/webhooks', '/v1/webhooks'],
       [`/v1/webhooks/${hook.id}`, '/v1/webhooks/{id}'],
       [`/v1/webhooks/${gone.id}`, '/v1/webhooks/{id}'],
+      [`/v1/devices/${device.id}/commands`, '/v1/devices/{id}/commands'],
+      [`/v1/devices/${device.id}/command-types`, '/v1/devices/{id}/command-types'],
+      [`/v1/commands/${queuedCommand.json().id}`, '/v1/commands/{id}'],
+      [`/v1/commands/${cancelledCommand.json().id}`, '/v1/commands/{id}'],
     ];
     expect(events.length).toBe(8);
     const documented = new ResponseValidator(await loadOpenApi(h.app));

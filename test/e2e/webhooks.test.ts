@@ -2,13 +2,13 @@
  * Webhooks end to end over real device frames: a JT/T 808 van with driver
  * monitoring and ADAS, and a Teltonika truck reporting its ignition, drive
  * through a geofence over real sockets; a real local receiver gets every one
- * of the 17 kinds, signed, with the fields of its kind, under the event_id
+ * of the 17 device and detection kinds, signed, with the fields of its kind, under the event_id
  * the API shows. Also: secret rotation, tenant isolation.
  */
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_KINDS, type DeviceAlarmKind } from '../../core/alarms.js';
+import { COMMAND_KINDS, EVENT_KINDS as ALL_KINDS, type DeviceAlarmKind } from '../../core/alarms.js';
 import { imeiFrom } from '../../core/imei.js';
 import { WEBHOOK_FAMILIES } from '../../api/schemas/webhooks.js';
 import type { EncodeContext, ProtocolEncoder, SimPoint } from '../simulator/encoders/types.js';
@@ -17,6 +17,9 @@ import { login, replyOf, until } from '../support/device-login.js';
 import { startPlatformHarness, type Json, type PlatformHarness } from '../support/platform-harness.js';
 import { TcpClient } from '../support/tcp-client.js';
 import { signatureValid, startWebhookReceiver, type Received, type WebhookReceiver } from '../support/webhook-receiver.js';
+
+/** Command kinds come from the command sender, not from frames: test/e2e/command-expiry.test.ts. */
+const EVENT_KINDS = ALL_KINDS.filter((k) => !(COMMAND_KINDS as readonly string[]).includes(k));
 
 let p: PlatformHarness;
 let rx: WebhookReceiver;

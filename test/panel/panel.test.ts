@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { systemClock } from '../../core/clock.js';
 import { createCustomer } from '../../core/commands/customers.js';
+import { markSent } from '../../core/commands/device-commands.js';
 import { imeiFrom } from '../../core/imei.js';
 import { teltonikaEncoder } from '../simulator/encoders/teltonika.js';
 import type { EncodeContext, SimPoint } from '../simulator/encoders/types.js';
@@ -143,6 +144,31 @@ describe.skipIf(!hasChromium)('customer panel in Chromium', () => {
     await expect.poll(() => page.locator(`.device-list li[data-device-id="${deviceId}"] .badge`).textContent(), { timeout: WAIT }).toBe('Online');
   }, LONG);
 
+  it("sends a command from the device page's command types, and its status changes live", async () => {
+    await page.goto(`${h.base}/devices/${deviceId}`);
+    const section = page.locator('#device-commands');
+    await section.getByLabel('Command', { exact: true }).selectOption('set_report_interval');
+    await section.getByLabel('interval_s').fill('60');
+    await section.getByRole('button', { name: 'Send' }).click();
+    const item = section.locator('li', { hasText: 'set report interval' });
+    await expect.poll(() => item.locator('.badge').textContent(), { timeout: WAIT }).toBe('queued');
+    const listed = await apiA('GET', `/v1/devices/${deviceId}/commands`);
+    const command = listed.json.data[0];
+    expect(command).toMatchObject({ type: 'set_report_interval', params: { interval_s: 60 }, status: 'queued' });
+
+    // What the gateway appends when it writes the command: the page hears it on the stream, without a reload.
+    await markSent(h.platform.store, systemClock, { device_id: deviceId, command_id: command.id });
+    await expect.poll(() => section.locator(`li[data-command="${command.id}"] .badge`).textContent(), { timeout: WAIT }).toBe('sent');
+
+    await section.getByLabel('Command', { exact: true }).selectOption('reboot');
+    await section.getByRole('button', { name: 'Send' }).click();
+    const reboot = section.locator('li', { hasText: 'reboot' });
+    await reboot.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => reboot.locator('.badge').textContent(), { timeout: WAIT }).toBe('cancelled');
+    // A Teltonika unit has no driver display: the page does not offer text.
+    expect(await section.getByLabel('Command', { exact: true }).locator('option').allTextContents()).not.toContain('text');
+  }, LONG);
+
   it('draws a polygon geofence with mouse clicks on the map, names it, and it is in GET /v1/geofences', async () => {
     await page.goto(`${h.base}/geofences`);
     await page.getByRole('heading', { name: 'Geofences' }).waitFor();
@@ -226,7 +252,7 @@ describe.skipIf(!hasChromium)('customer panel in Chromium', () => {
       body: JSON.stringify({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }),
     });
     expect(token.status).toBe(200);
-    expect(((await token.json()) as { scope: string }).scope.split(' ').sort()).toEqual(['devices:read', 'drivers:read', 'events:read', 'geofences:read', 'positions:read', 'webhooks:read']);
+    expect(((await token.json()) as { scope: string }).scope.split(' ').sort()).toEqual(['commands:read', 'devices:read', 'drivers:read', 'events:read', 'geofences:read', 'positions:read', 'webhooks:read']);
 
     // Revoking the key (after a confirmation) ends it at once.
     await row.getByRole('button', { name: /Revoke/ }).click();

@@ -109,7 +109,7 @@ describe('latest position', () => {
   it('a report moves last_seen_at and leaves every other field as it was, and an older report changes nothing', () => {
     const before: DeviceRow = {
       device_id: 'dev_1', customer_id: 'cus_1', imei: '356938035643809', model: 'FMB920', name: 'Van', group_id: 'grp_1',
-      driver_id: 'drv_1', terminal_id: 'term_1', speed_limit_kmh: 90, status: 'online', protocol: 'teltonika',
+      driver_id: 'drv_1', terminal_id: 'term_1', speed_limit_kmh: 90, command_texts: null, status: 'online', protocol: 'teltonika',
       connection_id: 'c1', last_seen_at: 2000, created_at: 1000, updated_at: 1500,
     };
     const report = fix(Date.UTC(2026, 10, 20, 8), true, 2);

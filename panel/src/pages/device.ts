@@ -1,6 +1,7 @@
 /**
  * A device: its details, its track for a chosen UTC day (GET /v1/positions,
- * every page), the events of that day (GET /v1/events), and its live position.
+ * every page), the events of that day (GET /v1/events), its live position,
+ * and its commands (device-commands.ts).
  */
 import { all, get, type Device, type FleetEvent } from '../api';
 import { subscribe } from '../live';
@@ -8,6 +9,7 @@ import { autoZoom, createMap, deviceMarker, L, moveMarker } from '../map';
 import { setQuery, type Mount } from '../router';
 import { textElement } from '../safe-text';
 import { errorBox, fmtTime, html, kindLabel, nextDay, render, today } from '../ui';
+import { mountCommands } from './device-commands';
 import { deviceLabel } from './fleet';
 
 interface TrackPoint {
@@ -64,6 +66,7 @@ export const mount: Mount = async (el, params, query) => {
                   ${events.map((e) => html`<li><a href=${`/events/${e.id}`}>${kindLabel(e.kind)}</a> <span class=${`badge sev-${e.severity}`}>${e.severity}</span><br /><span class="muted small">${fmtTime(e.occurred_at)}</span></li>`)}
                 </ul>`
               : html`<p class="muted">No events that day.</p>`}
+            <section id="device-commands" aria-label="Commands"></section>
           </section>
           <div class="map" id="device-map"></div>
         </div>
@@ -116,6 +119,7 @@ export const mount: Mount = async (el, params, query) => {
     error = err;
   }
   await loadDay();
+  const stopCommands = device ? mountCommands(el.querySelector<HTMLElement>('#device-commands')!, id) : () => {};
 
   const unsubscribe = subscribe({
     position: (p) => {
@@ -132,6 +136,7 @@ export const mount: Mount = async (el, params, query) => {
   });
   return () => {
     unsubscribe();
+    stopCommands();
     map.remove();
   };
 };

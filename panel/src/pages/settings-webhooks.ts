@@ -8,7 +8,7 @@ import { all, del, get, patch, post, WEBHOOK_KINDS, type Delivery, type Page, ty
 import { setQuery, type Mount } from '../router';
 import { confirmDialog, errorBox, fmtTime, html, render, secretDialog } from '../ui';
 
-const PATTERNS = ['*', 'position.*', 'device.*', 'geofence.*', 'event.*', 'alarm.*'];
+const PATTERNS = ['*', 'position.*', 'device.*', 'geofence.*', 'event.*', 'alarm.*', 'command.*'];
 
 export const mount: Mount = async (el, _params, query) => {
   let hooks: Webhook[] = [];
