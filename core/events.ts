@@ -5,9 +5,11 @@
  */
 
 import type { CustomerUserCreated, UserEmailClaimed, SessionStarted, SessionEnded } from './events/users.js';
+import type { TripRulesSet, AccumulatorsSet } from './events/reports.js';
 import type { WebhookEndpointCreated, WebhookEndpointUpdated, WebhookSecretRotated, WebhookEndpointDisabled, WebhookEndpointDeleted, WebhookRedeliveryRequested, WebhookReplayRequested } from './events/webhooks.js';
 
 export type { CustomerUserCreated, UserEmailClaimed, SessionStarted, SessionEnded } from './events/users.js';
+export type { TripRulesSet, AccumulatorsSet } from './events/reports.js';
 export type { WebhookEndpointCreated, WebhookEndpointUpdated, WebhookSecretRotated, WebhookEndpointDisabled, WebhookEndpointDeleted, WebhookRedeliveryRequested, WebhookReplayRequested } from './events/webhooks.js';
 
 import type { DeviceAlarmKind, EventKind } from './alarms.js';
@@ -425,7 +427,9 @@ export type DomainEvent =
   | WebhookEndpointDisabled
   | WebhookEndpointDeleted
   | WebhookRedeliveryRequested
-  | WebhookReplayRequested;
+  | WebhookReplayRequested
+  | TripRulesSet
+  | AccumulatorsSet;
 
 export function assertNever(x: never): never {
   throw new Error(`unhandled case: ${JSON.stringify(x)}`);

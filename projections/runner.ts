@@ -26,8 +26,9 @@ export { checkpointReader } from './runner/checkpoint.js';
  * 4: webhook endpoints read model (built from the whole log, like any new table).
  * 5: panel users and sessions read model.
  * 6: the live stream's feed by customer and log position.
+ * 7: trips, stops, idling and accumulators (projections/trips/).
  */
-export const READ_MODEL_VERSION = 6;
+export const READ_MODEL_VERSION = 7;
 
 /** Where the read models (all but the history and webhook delivery) keep their database in a data dir. */
 export const readModelsDbPath = (dataDir: string): string => join(dataDir, 'readmodels.sqlite');

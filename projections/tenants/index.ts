@@ -147,6 +147,8 @@ export const tenantsProjection: Projection = {
         case 'WebhookEndpointDeleted':
         case 'WebhookRedeliveryRequested':
         case 'WebhookReplayRequested':
+        case 'TripRulesSet':
+        case 'AccumulatorsSet':
           return;
         default:
           assertNever(e);
