@@ -43,8 +43,7 @@ export interface SpanFilter {
   limit: number;
 }
 
-/** A page of one table's rows in (start time, device id) order. */
-export function spanPage<T extends SpanTable>(db: Database.Database, table: T, customerId: string, f: SpanFilter): Array<T extends 'trips' ? TripRecord : SpanRecord> {
+function pageOf(db: Database.Database, table: SpanTable, columns: string, customerId: string, f: SpanFilter): unknown[] {
   const where = ['customer_id = ?'];
   const args: unknown[] = [customerId];
   const anyOf = (column: string, values: string[] | null) => {
@@ -66,9 +65,23 @@ export function spanPage<T extends SpanTable>(db: Database.Database, table: T, c
     where.push('(start_t > ? OR (start_t = ? AND device_id > ?))');
     args.push(f.after.t, f.after.t, f.after.id);
   }
-  const columns = table === 'trips' ? '*' : 'device_id, start_t, end_t, lat, lng';
   const sql = `SELECT ${columns} FROM ${table} WHERE ${where.join(' AND ')} ORDER BY start_t, device_id LIMIT ${boundLimit()}`;
-  return stmt(db, sql).all(...args, f.limit) as Array<T extends 'trips' ? TripRecord : SpanRecord>;
+  return stmt(db, sql).all(...args, f.limit);
+}
+
+/** A page of trips in (start time, device id) order. */
+export function tripPage(db: Database.Database, customerId: string, f: SpanFilter): TripRecord[] {
+  return pageOf(db, 'trips', '*', customerId, f) as TripRecord[];
+}
+
+/** A page of stops or idles in (start time, device id) order, each with its device's newest fix (an open one lasts to it). */
+export function spanPage(db: Database.Database, table: 'stops' | 'idles', customerId: string, f: SpanFilter): SpanRecord[] {
+  return pageOf(db, table, 'device_id, start_t, end_t, lat, lng', customerId, f) as SpanRecord[];
+}
+
+/** The time of each device's newest fix the trips read model folded. */
+export function latestFoldedFix(db: Database.Database, deviceId: string): number | null {
+  return (stmt(db, 'SELECT max(t) FROM trip_fixes WHERE device_id = ?').pluck().get(deviceId) as number | null) ?? null;
 }
 
 export interface AccumulatorsRecord {

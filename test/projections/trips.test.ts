@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../../core/events.js';
 import { DEFAULT_TRIP_RULES } from '../../core/trip-rules.js';
-import { accumulatorsOf, spanPage } from '../../api/queries/trips.js';
+import { accumulatorsOf, spanPage, tripPage } from '../../api/queries/trips.js';
 import { devicesProjection } from '../../projections/devices/index.js';
 import { tenantsProjection } from '../../projections/tenants/index.js';
 import { foldFix, INITIAL_TRIP_STATE, type TripFix, type TripWrite } from '../../projections/trips/fold.js';
@@ -42,27 +42,28 @@ function setup() {
       ignition: o.ignition === undefined ? p.ignition : o.ignition, odometer_m: o.odometer === false ? null : p.odometerM, attributes: {},
     },
   });
-  const page = (table: 'trips' | 'stops' | 'idles', customerId = 'cus_1') =>
-    spanPage(rm.db, table, customerId, { deviceIds: null, driverIds: null, from: null, to: null, after: null, limit: 1000 });
-  return { ...rm, fix, page };
+  const all = { deviceIds: null, driverIds: null, from: null, to: null, after: null, limit: 1000 };
+  const trips = (customerId = 'cus_1') => tripPage(rm.db, customerId, all);
+  const spans = (table: 'stops' | 'idles') => spanPage(rm.db, table, 'cus_1', all);
+  return { ...rm, fix, trips, spans };
 }
 
 const route = () => new PlannedRoute({ startLat: 56.95, startLng: 24.1, startTime: T0, intervalS: INTERVAL_S, legs: DAY });
 
 describe('trips read model', () => {
   it('cuts a planned day into its trips, stops and idles, within one report interval and 2 % of the distance', () => {
-    const { apply, fix, page } = setup();
+    const { apply, fix, trips: tripsOf, spans } = setup();
     const plan = route();
     for (const p of plan.points) apply(fix(p));
-    const trips = page('trips');
+    const trips = tripsOf();
     expect(trips.map((t) => [t.start_t, t.end_t])).toEqual(plan.trips.map((t) => [t.start, t.end]));
     trips.forEach((t, i) => expect(Math.abs(t.distance_m - plan.trips[i]!.distance_m) / plan.trips[i]!.distance_m).toBeLessThan(0.02));
     expect(trips[0]!.idle_ms).toBe(300_000);
     expect(trips[0]!.max_speed_kmh).toBe(70);
     expect(trips[1]!.idle_ms).toBe(0);
     // The first stop began before the first fix: it starts with it.
-    expect(page('stops').map((s) => [s.start_t, s.end_t])).toEqual([[T0, plan.trips[0]!.start], ...plan.stops.map((s) => [s.start, s.end])]);
-    expect(page('idles').map((s) => [s.start_t, s.end_t])).toEqual(plan.idles.map((s) => [s.start, s.end]));
+    expect(spans('stops').map((s) => [s.start_t, s.end_t])).toEqual([[T0, plan.trips[0]!.start], ...plan.stops.map((s) => [s.start, s.end])]);
+    expect(spans('idles').map((s) => [s.start_t, s.end_t])).toEqual(plan.idles.map((s) => [s.start, s.end]));
   });
 
   it('splices fixes that arrive late (a coverage gap sent after newer records) into the trip they belong to', () => {
@@ -73,16 +74,17 @@ describe('trips read model', () => {
     // The middle of the first trip (and the idle) reaches the platform only after the second trip.
     const gap = new Set(plan.points.filter((p) => p.fixTime > plan.trips[0]!.start + 120_000 && p.fixTime < plan.trips[0]!.end! - 60_000));
     for (const p of plan.points) if (!gap.has(p)) late.apply(late.fix(p));
-    expect(late.page('trips')).not.toEqual(inOrder.page('trips'));
+    expect(late.trips()).not.toEqual(inOrder.trips());
     for (const p of gap) late.apply(late.fix(p));
-    for (const table of ['trips', 'stops', 'idles'] as const) expect(late.page(table)).toEqual(inOrder.page(table));
+    expect(late.trips()).toEqual(inOrder.trips());
+    for (const table of ['stops', 'idles'] as const) expect(late.spans(table)).toEqual(inOrder.spans(table));
   });
 
   it('cuts trips by motion for a unit that reports no ignition, and finds no idling', () => {
-    const { apply, fix, page } = setup();
+    const { apply, fix, trips: tripsOf, spans } = setup();
     const plan = route();
     for (const p of plan.points) apply(fix(p, { ignition: null }));
-    const trips = page('trips');
+    const trips = tripsOf();
     // Without ignition the five minutes of idling are standing longer than the minimal stop: they split the first trip.
     expect(trips).toHaveLength(3);
     expect(trips[1]!.start_t).toBe(plan.idles[0]!.end);
@@ -90,31 +92,31 @@ describe('trips read model', () => {
     expect(trips[0]!.start_t).toBe(plan.trips[0]!.start + INTERVAL_S * 1000);
     expect(trips[0]!.end_t).toBe(plan.idles[0]!.start);
     expect(trips[2]!.end_t).toBe(plan.trips[1]!.end);
-    expect(page('idles')).toEqual([]);
+    expect(spans('idles')).toEqual([]);
   });
 
   it('leaves a GPS jump out of the distance', () => {
-    const { apply, fix, page } = setup();
+    const { apply, fix, trips: tripsOf } = setup();
     const plan = route();
     const jumped = plan.points.map((p, i) => (i === 100 ? { ...p, lat: p.lat + 0.5 } : p));
     for (const p of jumped) apply(fix(p));
-    const trips = page('trips');
+    const trips = tripsOf();
     expect(Math.abs(trips[0]!.distance_m - plan.trips[0]!.distance_m) / plan.trips[0]!.distance_m).toBeLessThan(0.02);
   });
 
   it('applies a customer\'s own rules to the trips after them', () => {
-    const { apply, fix, page } = setup();
+    const { apply, fix, trips: tripsOf } = setup();
     apply({ type: 'TripRulesSet', data: { customer_id: 'cus_1', rules: { ...DEFAULT_TRIP_RULES, min_stop_duration_s: 1800 }, set_at: T0 } });
     const legs = [...DAY.slice(0, -1), { park_s: 3600 }];
     for (const p of new PlannedRoute({ startLat: 56.95, startLng: 24.1, startTime: T0, intervalS: INTERVAL_S, legs }).points) apply(fix(p));
     // The 20-minute park no longer ends a trip: the day's drives are one.
-    expect(page('trips')).toHaveLength(1);
+    expect(tripsOf()).toHaveLength(1);
   });
 
   it('keeps another customer\'s trips out of the page', () => {
-    const { apply, fix, page } = setup();
+    const { apply, fix, trips: tripsOf } = setup();
     for (const p of route().points) apply(fix(p));
-    expect(page('trips', 'cus_2')).toEqual([]);
+    expect(tripsOf('cus_2')).toEqual([]);
   });
 });
 
