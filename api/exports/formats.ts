@@ -23,6 +23,13 @@ export function csvRows<T>(rows: readonly T[], columns: ReadonlyArray<(row: T) =
   return out;
 }
 
+/** A CSV file from a walk of row pages: the header line, then a chunk per page. */
+export async function* csvChunks<T>(columns: ReadonlyArray<readonly [string, (row: T) => CsvValue]>, walk: AsyncIterable<T[]>): AsyncGenerator<string> {
+  yield csvLine(columns.map(([name]) => name));
+  const values = columns.map(([, value]) => value);
+  for await (const rows of walk) yield csvRows(rows, values);
+}
+
 export function xmlText(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { ApiContext } from '../context.js';
-import { csvLine, csvRows, type CsvValue } from '../exports/formats.js';
+import { csvChunks, type CsvValue } from '../exports/formats.js';
 import { pages, sendExport } from '../exports/stream.js';
 import { commaList } from '../list-filters.js';
 import { authOf } from '../plugins/auth.js';
@@ -63,12 +63,6 @@ function filtersOf(q: { device_id?: string | undefined; driver_id?: string | und
   return { device_id: commaList(q.device_id), driver_id: commaList(q.driver_id), from, to };
 }
 
-async function* csvOf<T>(columns: Array<[string, (row: T) => CsvValue]>, walk: AsyncIterable<T[]>): AsyncGenerator<string> {
-  yield csvLine(columns.map(([name]) => name));
-  const values = columns.map(([, value]) => value);
-  for await (const rows of walk) yield csvRows(rows, values);
-}
-
 export async function tripsRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const db = ctx.readModelDb;
@@ -93,7 +87,7 @@ export async function tripsRoutes(app: FastifyInstance, ctx: ApiContext): Promis
             const last = rows.at(-1);
             return { rows, next: rows.length === EXPORT_PAGE && last ? { t: Date.parse(last.start), id: last.device_id } : null };
           });
-          return sendExport(reply as FastifyReply, { contentType: 'text/csv; charset=utf-8', filename: `${table === 'idles' ? 'idling' : table}.csv` }, csvOf(SPAN_COLUMNS, walk));
+          return sendExport(reply as FastifyReply, { contentType: 'text/csv; charset=utf-8', filename: `${table === 'idles' ? 'idling' : table}.csv` }, csvChunks(SPAN_COLUMNS, walk));
         }
         const cursor = cursors.for(filters);
         const rows = items(auth.customerId, { ...base, after: cursor.decode(q.cursor), limit: q.limit + 1 });
@@ -120,7 +114,7 @@ export async function tripsRoutes(app: FastifyInstance, ctx: ApiContext): Promis
           const last = rows.at(-1);
           return { rows: rows.map(tripItem), next: rows.length === EXPORT_PAGE && last ? { t: last.start_t, id: last.device_id } : null };
         });
-        return sendExport(reply as FastifyReply, { contentType: 'text/csv; charset=utf-8', filename: 'trips.csv' }, csvOf(TRIP_COLUMNS, walk));
+        return sendExport(reply as FastifyReply, { contentType: 'text/csv; charset=utf-8', filename: 'trips.csv' }, csvChunks(TRIP_COLUMNS, walk));
       }
       const cursor = tripCursors.for(filters);
       const rows = tripPage(db, auth.customerId, { ...base, after: cursor.decode(q.cursor), limit: q.limit + 1 });

@@ -82,6 +82,10 @@ export const ListEventsQuery = Type.Object(
     order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc', description: 'by occurred_at; newest first by default' }),
     limit: Limit(200),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    format: Type.Union([Type.Literal('json'), Type.Literal('csv')], {
+      default: 'json',
+      description: 'csv: every event of the filters streamed as one file (limit and cursor do not apply)',
+    }),
   },
   { additionalProperties: false },
 );

@@ -68,6 +68,10 @@ export const HistoryQuery = Type.Object(
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
     order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' }),
+    format: Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('gpx'), Type.Literal('kml')], {
+      default: 'json',
+      description: 'csv, gpx or kml: every fix of the window streamed as one file, oldest first (limit, cursor and order do not apply)',
+    }),
   },
   { additionalProperties: false },
 );
