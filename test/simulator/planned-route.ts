@@ -4,9 +4,10 @@
  * point every `intervalS`. Each trip begins with a point at the key turn
  * (engine on, standing, where it was parked), as units report it. What the
  * plan drove is kept (`trips`, `stops`, `idles`), for tests to compare the
- * platform's reports with; the point source has the same `next()` as Route.
+ * platform's reports with; `source()` hands the points to a SimulatedDevice.
  */
 import type { SimPoint } from './encoders/types.js';
+import type { PointSource } from './route.js';
 
 export type Leg = { drive_km: number; speed_kmh: number; heading_deg: number } | { idle_s: number } | { park_s: number };
 
@@ -26,7 +27,6 @@ export class PlannedRoute {
   readonly trips: PlannedTrip[] = [];
   readonly stops: PlannedSpan[] = [];
   readonly idles: PlannedSpan[] = [];
-  private cursor = 0;
 
   constructor(o: { startLat: number; startLng: number; startTime: number; intervalS: number; legs: Leg[] }) {
     let lat = o.startLat;
@@ -87,15 +87,19 @@ export class PlannedRoute {
     }
   }
 
-  /** The next point; past the plan's end, the unit stays where it is (engine as last). */
-  next(): SimPoint {
-    const p = this.points[this.cursor];
-    if (!p) throw new Error('the planned route has no more points');
-    this.cursor += 1;
-    return p;
-  }
-
-  get remaining(): number {
-    return this.points.length - this.cursor;
+  /** The points in the order a unit sends them: `order` (default: as driven) may hold buffered records back. */
+  source(order: readonly SimPoint[] = this.points): PointSource {
+    let cursor = 0;
+    return {
+      next() {
+        const p = order[cursor];
+        if (!p) throw new Error('the planned route has no more points');
+        cursor += 1;
+        return p;
+      },
+      get remaining() {
+        return order.length - cursor;
+      },
+    };
   }
 }
