@@ -94,7 +94,7 @@ async function drive(protocol: ProtocolName, index: number, order: (plan: Planne
     onAck: () => {},
   });
   try {
-    while (source.remaining > 0) await device.step();
+    while (source.remaining! > 0) await device.step();
   } finally {
     device.stop();
   }
