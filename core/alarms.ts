@@ -20,6 +20,8 @@ export const EVENT_KINDS = [
   'alarm.adas.collision',
   'alarm.adas.lane_departure',
   'alarm.bsd',
+  'trip.completed',
+  'idle.ended',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

@@ -4,7 +4,8 @@
  * (a unit's buffered records sent after newer ones) is stored between its
  * neighbours, taking their accumulator readings and driver, and the device
  * is folded again from the last trip that started before it, so the rows
- * equal those of an in-order arrival. Only usable fixes count (usable-fix.ts).
+ * equal those of an in-order arrival. Closed trips and idles raise their
+ * events (raise.ts). Only usable fixes count (usable-fix.ts).
  * Each device's fold and accumulators are kept in memory for the batch and
  * written at its end (batch-rows.ts); the rows it cuts are written at once.
  */
@@ -14,12 +15,13 @@ import { DEFAULT_TRIP_RULES, type TripRules } from '../../core/trip-rules.js';
 import { BatchLookup, BatchRows } from '../batch-rows.js';
 import { dayOf } from '../driver-scores/days.js';
 import { FIX_RETENTION_MS } from '../driver-scores/index.js';
-import { batchHandler, type Projection } from '../projection.js';
+import { batchHandler, type DerivedEvent, type Projection } from '../projection.js';
 import { deviceContextLookup } from '../speed-limit.js';
 import { isUsableFix } from '../usable-fix.js';
 import { accumulate, engineCounterOf, INITIAL_ACCUMULATORS, readAccumulators, setAccumulators, type AccumulatorState } from './accumulate.js';
 import { foldFix, INITIAL_TRIP_STATE, stateBeforeTrip, type TripFix, type TripFoldState } from './fold.js';
-import { migrateTripTables, tripStatements } from './tables.js';
+import { raisedBy } from './raise.js';
+import { migrateTripTables, tripStatements, type TripStatements } from './tables.js';
 
 interface DeviceTrips {
   customer_id: string;
@@ -48,8 +50,14 @@ export const tripsProjection: Projection = {
       },
     );
 
+    /** Writes a step's rows and raises its events. */
+    const write = (deviceId: string, customerId: string, writes: Parameters<TripStatements['apply']>[2], raised: DerivedEvent[]) => {
+      q.apply(deviceId, customerId, writes);
+      raised.push(...raisedBy(writes, customerId, deviceId));
+    };
+
     /** Folds the device again from the last trip that started at or before `t`. */
-    const refold = (deviceId: string, d: DeviceTrips, t: number): TripFoldState => {
+    const refold = (deviceId: string, d: DeviceTrips, t: number, raised: DerivedEvent[]): TripFoldState => {
       const anchor = q.tripStartAtOrBefore.get(deviceId, t) as number | undefined;
       const from = anchor ?? 0;
       let state = anchor === undefined ? INITIAL_TRIP_STATE : stateBeforeTrip(q.stopBeforeTime(deviceId, anchor));
@@ -57,19 +65,20 @@ export const tripsProjection: Projection = {
       const rules = rulesOf.get(d.customer_id);
       for (const fix of q.fixesFromTime(deviceId, from)) {
         const step = foldFix(state, fix, rules);
-        q.apply(deviceId, d.customer_id, step.writes);
+        write(deviceId, d.customer_id, step.writes, raised);
         state = step.state;
       }
       return state;
     };
 
-    const onFix = (p: PositionRecorded['data']) => {
-      if (!isUsableFix(p)) return;
+    const onFix = (p: PositionRecorded['data']): DerivedEvent[] => {
+      const raised: DerivedEvent[] = [];
+      if (!isUsableFix(p)) return raised;
       const d = devices.get(p.device_id) ?? { customer_id: p.customer_id, fold: INITIAL_TRIP_STATE, accumulators: INITIAL_ACCUMULATORS };
       const lastT = d.fold.last_t;
       if (lastT !== null && p.fix_time <= lastT) {
         // Two fixes with the same time: the first one stands.
-        if (q.fixAt.get(p.device_id, p.fix_time)) return;
+        if (q.fixAt.get(p.device_id, p.fix_time)) return raised;
         const near = q.fixBeforeOrAfter(p.device_id, p.fix_time);
         const late: TripFix = {
           t: p.fix_time,
@@ -82,8 +91,8 @@ export const tripsProjection: Projection = {
           driver_id: near?.driver_id ?? null,
         };
         q.insertTripFix(p.device_id, late);
-        devices.set(p.device_id, { ...d, fold: refold(p.device_id, d, p.fix_time) });
-        return;
+        devices.set(p.device_id, { ...d, fold: refold(p.device_id, d, p.fix_time, raised) });
+        return raised;
       }
       const accumulators = accumulate(d.accumulators, {
         t: p.fix_time,
@@ -107,10 +116,11 @@ export const tripsProjection: Projection = {
       };
       q.insertTripFix(p.device_id, fix);
       const step = foldFix(d.fold, fix, rulesOf.get(d.customer_id));
-      q.apply(p.device_id, d.customer_id, step.writes);
+      write(p.device_id, d.customer_id, step.writes, raised);
       devices.set(p.device_id, { customer_id: d.customer_id, fold: step.state, accumulators });
       // Once a day per device, forget fixes too old to be spliced into.
       if (lastT !== null && dayOf(lastT) !== dayOf(fix.t)) q.pruneFixes.run(p.device_id, fix.t - FIX_RETENTION_MS);
+      return raised;
     };
 
     const onAccumulatorsSet = (a: AccumulatorsSet['data']) => {
@@ -127,9 +137,10 @@ export const tripsProjection: Projection = {
       (e) => {
         context.seen(e.type);
         rulesOf.seen(e.type);
-        if (e.type === 'PositionRecorded') onFix(e.data);
-        else if (e.type === 'AccumulatorsSet') onAccumulatorsSet(e.data);
+        if (e.type === 'PositionRecorded') return onFix(e.data);
+        if (e.type === 'AccumulatorsSet') onAccumulatorsSet(e.data);
         else if (e.type === 'TripRulesSet') onRulesSet(e.data);
+        return undefined;
       },
       {
         flush() {
