@@ -21,15 +21,15 @@ export function migrateTripTables(db: Database.Database): void {
       distance_m REAL NOT NULL, max_speed_kmh REAL NOT NULL, idle_ms INTEGER NOT NULL,
       start_odometer_m REAL NOT NULL, end_odometer_m REAL NOT NULL, start_engine_s REAL NOT NULL, end_engine_s REAL NOT NULL,
       PRIMARY KEY (device_id, start_t)) WITHOUT ROWID;
-    CREATE INDEX IF NOT EXISTS trips_by_customer ON trips (customer_id, start_t);
+    CREATE INDEX IF NOT EXISTS trips_by_customer ON trips (customer_id, start_t, device_id);
     CREATE TABLE IF NOT EXISTS stops (
       device_id TEXT NOT NULL, start_t INTEGER NOT NULL, customer_id TEXT NOT NULL, end_t INTEGER, lat REAL NOT NULL, lng REAL NOT NULL,
       PRIMARY KEY (device_id, start_t)) WITHOUT ROWID;
-    CREATE INDEX IF NOT EXISTS stops_by_customer ON stops (customer_id, start_t);
+    CREATE INDEX IF NOT EXISTS stops_by_customer ON stops (customer_id, start_t, device_id);
     CREATE TABLE IF NOT EXISTS idles (
       device_id TEXT NOT NULL, start_t INTEGER NOT NULL, customer_id TEXT NOT NULL, end_t INTEGER, lat REAL NOT NULL, lng REAL NOT NULL,
       PRIMARY KEY (device_id, start_t)) WITHOUT ROWID;
-    CREATE INDEX IF NOT EXISTS idles_by_customer ON idles (customer_id, start_t);
+    CREATE INDEX IF NOT EXISTS idles_by_customer ON idles (customer_id, start_t, device_id);
     CREATE TABLE IF NOT EXISTS trip_rules (customer_id TEXT PRIMARY KEY, rules TEXT NOT NULL) WITHOUT ROWID;`);
 }
 
