@@ -149,7 +149,7 @@ export function httpLoad(opts: HttpLoadOptions): Promise<HttpLoadFigure> {
       const onData = (chunk: Buffer): void => {
         let data = chunk;
         while (data.length > 0) {
-          if (bodyLeft < 0) {
+          if (bodyLeft < 0 && !chunked) {
             const joined: Buffer = head ? Buffer.concat([head, data]) : data;
             const end = joined.indexOf(HEADER_END);
             if (end < 0) {
