@@ -94,8 +94,8 @@ describe.skipIf(!hasChromium)('trips in the panel', () => {
     const links = page.locator('a.export');
     await expect.poll(() => links.count(), { timeout: WAIT }).toBe(5);
     const types: string[] = [];
-    for (const href of await links.evaluateAll((els) => els.map((e) => (e as HTMLAnchorElement).href))) {
-      const res = await page.request.get(href);
+    for (const href of await links.evaluateAll((els) => els.map((e) => e.getAttribute('href')!))) {
+      const res = await page.request.get(h.base + href);
       expect(res.status(), href).toBe(200);
       types.push(res.headers()['content-type']!);
     }
