@@ -31,6 +31,7 @@ import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from
 import { registerJsonBodies } from './plugins/json-bodies.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { registerValidation } from './plugins/validation.js';
+import { accumulatorsRoutes } from './routes/accumulators.js';
 import { apiKeysRoutes } from './routes/api-keys.js';
 import { commandsRoutes } from './routes/commands.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -46,6 +47,8 @@ import { postmanRoutes } from './routes/postman.js';
 import { sessionsRoutes } from './routes/sessions.js';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { streamRoutes } from './routes/stream.js';
+import { tripRulesRoutes } from './routes/trip-rules.js';
+import { tripsRoutes } from './routes/trips.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 
 /** Request bodies above this are refused with 413 (geofence polygons are the largest legitimate ones). */
@@ -119,6 +122,9 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   await eventsRoutes(app, ctx);
   await geofencesRoutes(app, ctx);
   await driversRoutes(app, ctx);
+  await tripsRoutes(app, ctx);
+  await accumulatorsRoutes(app, ctx);
+  await tripRulesRoutes(app, ctx);
   await webhooksRoutes(app, ctx);
   await apiKeysRoutes(app, ctx, keyUsage);
   await oauthRoutes(app, ctx);

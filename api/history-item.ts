@@ -9,6 +9,7 @@
 import fastJson from 'fast-json-stringify';
 import type { HistoryFix } from '../projections/index.js';
 import { HistoryPosition, fixBody } from './schemas/positions.js';
+import { sensorAttributes } from './sensor-attributes.js';
 
 const serialize = fastJson(HistoryPosition);
 
@@ -18,5 +19,6 @@ export function historyItemJson(fix: HistoryFix): string {
     ...fixBody(fix),
     valid: fix.valid,
     odometer_km: fix.odometer_m === null ? null : fix.odometer_m / 1000,
+    attributes: sensorAttributes(fix),
   });
 }

@@ -24,6 +24,8 @@ export const EVENT_KINDS = [
   'command.succeeded',
   'command.failed',
   'command.expired',
+  'trip.completed',
+  'idle.ended',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

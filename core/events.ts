@@ -5,11 +5,13 @@
  */
 
 import type { CustomerUserCreated, UserEmailClaimed, SessionStarted, SessionEnded } from './events/users.js';
+import type { TripRulesSet, AccumulatorsSet } from './events/reports.js';
 import type { WebhookEndpointCreated, WebhookEndpointUpdated, WebhookSecretRotated, WebhookEndpointDisabled, WebhookEndpointDeleted, WebhookRedeliveryRequested, WebhookReplayRequested } from './events/webhooks.js';
 import type { CommandIdempotencyKeyUsed, DeviceCommandEvent } from './events/commands.js';
 import type { CommandTexts } from './command-types.js';
 
 export type { CustomerUserCreated, UserEmailClaimed, SessionStarted, SessionEnded } from './events/users.js';
+export type { TripRulesSet, AccumulatorsSet } from './events/reports.js';
 export type { WebhookEndpointCreated, WebhookEndpointUpdated, WebhookSecretRotated, WebhookEndpointDisabled, WebhookEndpointDeleted, WebhookRedeliveryRequested, WebhookReplayRequested } from './events/webhooks.js';
 export type {
   CommandIdempotencyKeyUsed,
@@ -456,7 +458,9 @@ export type DomainEvent =
   | WebhookRedeliveryRequested
   | WebhookReplayRequested
   | DeviceCommandEvent
-  | CommandIdempotencyKeyUsed;
+  | CommandIdempotencyKeyUsed
+  | TripRulesSet
+  | AccumulatorsSet;
 
 export function assertNever(x: never): never {
   throw new Error(`unhandled case: ${JSON.stringify(x)}`);

@@ -37,6 +37,8 @@ export function severityOf(kind: RaisedKind, deltaKmh: number | null): Severity 
     case 'geofence.exit':
     case 'event.ignition_on':
     case 'event.ignition_off':
+    case 'trip.completed':
+    case 'idle.ended':
       return 'info';
   }
 }

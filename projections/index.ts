@@ -10,6 +10,7 @@ import { safetyEventsProjection } from './safety-events/index.js';
 import { latestPositionsProjection } from './latest-positions/index.js';
 import type { Projection } from './projection.js';
 import { tenantsProjection } from './tenants/index.js';
+import { tripsProjection } from './trips/index.js';
 import { unknownDevicesProjection } from './unknown-devices/index.js';
 import { usersProjection } from './users/index.js';
 import { webhookEndpointsProjection } from './webhook-endpoints/index.js';
@@ -34,6 +35,7 @@ export function readModelProjections(): Projection[] {
     // Read models of derived events.
     eventsProjection,
     driverScoresProjection,
+    tripsProjection,
     streamFeedProjection,
   ];
 }

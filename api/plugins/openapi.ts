@@ -33,6 +33,7 @@ export const TAGS = [
   { name: 'Events', description: 'Device alarms and server detections' },
   { name: 'Geofences', description: 'Polygons and circles' },
   { name: 'Drivers', description: 'Drivers, their vehicles and daily scores' },
+  { name: 'Reports', description: 'Trips, stops and idling, and the rules that cut them' },
   { name: 'Webhooks', description: 'Endpoints that receive signed event deliveries' },
   { name: 'API keys', description: 'Bearer credentials of your account' },
   { name: 'OAuth', description: 'Client credentials for integrators, and the token endpoint' },

@@ -6,7 +6,7 @@ import { commaList, parseKindList } from '../list-filters.js';
 import { authOf } from '../plugins/auth.js';
 import { ListCursor, sequenceKey, timeAndIdKey } from '../pagination.js';
 import { ApiError, notFound } from '../problem.js';
-import { eventById, eventPage, feedPage } from '../queries/events.js';
+import { eventById, eventPage, feedPage, type EventRow } from '../queries/events.js';
 import {
   EventDetail,
   EventIdParams,
@@ -20,6 +20,14 @@ import {
   feedItem,
 } from '../schemas/events.js';
 import { parseTime } from '../time.js';
+import { EVENT_COLUMNS } from '../exports/events.js';
+import { csvChunks } from '../exports/formats.js';
+import { pages, sendExport } from '../exports/stream.js';
+import type { FastifyReply } from 'fastify';
+import { Type } from '@sinclair/typebox';
+
+/** Events a CSV export reads at a time. */
+const EXPORT_PAGE = 1000;
 
 const eventCursors = new ListCursor('events', timeAndIdKey);
 const feedCursors = new ListCursor('feed', sequenceKey);
@@ -32,9 +40,15 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
     '/v1/events',
     {
       config: { scope: 'events:read' },
-      schema: { tags: ['Events'], summary: 'List events, newest first', operationId: 'listEvents', querystring: ListEventsQuery, response: { 200: EventList } },
+      schema: { tags: ['Events'], summary: 'List events, newest first', operationId: 'listEvents', querystring: ListEventsQuery, response: {
+          200: {
+            description: 'A page of events; with format=csv, every event of the filters as a CSV file',
+            content: { 'application/json': { schema: EventList }, 'text/csv': { schema: Type.String() } },
+          },
+        },
+      },
     },
-    async (request) => {
+    async (request, reply) => {
       const auth = authOf(request);
       const q = request.query;
       const from = q.from === undefined ? null : parseTime(q.from, '/query/from');
@@ -51,19 +65,18 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
         to,
         order: q.order,
       };
+      const query = { deviceIds: filters.device_id, driverIds: filters.driver_id, kinds: filters.kind, severities: filters.severity, from, to, order: q.order };
+      if (q.format === 'csv') {
+        const walk = pages<{ t: number; id: string }, EventRow>((after) => {
+          const rows = eventPage(db, auth.customerId, { ...query, after, limit: EXPORT_PAGE });
+          const last = rows.at(-1);
+          return { rows, next: rows.length === EXPORT_PAGE && last ? { t: last.occurred_at, id: last.event_id } : null };
+        });
+        return sendExport(reply as FastifyReply, { contentType: 'text/csv; charset=utf-8', filename: 'events.csv' }, csvChunks(EVENT_COLUMNS, walk));
+      }
       const cursor = eventCursors.for(filters);
       const after = cursor.decode(q.cursor);
-      const rows = eventPage(db, auth.customerId, {
-        deviceIds: filters.device_id,
-        driverIds: filters.driver_id,
-        kinds: filters.kind,
-        severities: filters.severity,
-        from,
-        to,
-        order: q.order,
-        after,
-        limit: q.limit + 1,
-      });
+      const rows = eventPage(db, auth.customerId, { ...query, after, limit: q.limit + 1 });
       const result = cursor.page(rows, q.limit, (e) => ({ t: e.occurred_at, id: e.event_id }));
       return { data: result.data.map(eventItem), pagination: result.pagination };
     },

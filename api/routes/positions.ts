@@ -13,6 +13,9 @@ import { ListCursor, idKey, timeAndIdKey, withWindowEnd } from '../pagination.js
 import { ApiError, notFound } from '../problem.js';
 import { sendList } from '../send-serialized.js';
 import { parseTime } from '../time.js';
+import { EXPORT_PAGE, positionExport, positionExportFile } from '../exports/positions.js';
+import { sendExport } from '../exports/stream.js';
+import { Type } from '@sinclair/typebox';
 
 const MAX_WINDOW_MS = 31 * 86_400_000;
 /** History pages carry the window end of the walk's first page (`to` defaults to now). */
@@ -56,7 +59,19 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
     '/v1/positions',
     {
       config: { scope: 'positions:read' },
-      schema: { tags: ['Positions'], summary: 'List the position history of a device', operationId: 'listPositions', querystring: HistoryQuery, response: { 200: HistoryList, 404: problemResponse("No device with this device_id, or another customer's (`not_found`)") } },
+      schema: { tags: ['Positions'], summary: 'List the position history of a device', operationId: 'listPositions', querystring: HistoryQuery, response: {
+          200: {
+            description: 'A page of fixes; with format=csv, gpx or kml, every fix of the window as a file',
+            content: {
+              'application/json': { schema: HistoryList },
+              'text/csv': { schema: Type.String() },
+              'application/gpx+xml': { schema: Type.String() },
+              'application/vnd.google-earth.kml+xml': { schema: Type.String() },
+            },
+          },
+          404: problemResponse("No device with this device_id, or another customer's (`not_found`)"),
+        },
+      },
     },
     // The page is one SQLite read in the history pages' thread; its items are stored as JSON.
     async (request, reply) => {
@@ -76,6 +91,14 @@ export async function positionRoutes(app: FastifyInstance, ctx: ApiContext): Pro
         throw new ApiError(400, 'range_too_large', 'The window from..to may span at most 31 days.', [
           { pointer: '/query/to', message: 'more than 31 days after from' },
         ]);
+      }
+      if (q.format !== 'json') {
+        const query = { customerId: auth.customerId, deviceId: q.device_id, from, to, limit: EXPORT_PAGE, order: 'asc' as const };
+        const first = await historyPages.read({ ...query, after: null });
+        if (first.items === null && !customerHasDevice(ctx.readModelDb, auth.customerId, q.device_id)) throw notFound('device', q.device_id);
+        const format = q.format;
+        const chunks = positionExport(format, q.device_id, first, (after) => historyPages.read({ ...query, after }));
+        return sendExport(reply as FastifyReply, positionExportFile(format, q.device_id, from), chunks);
       }
       const page = await historyPages.read({
         customerId: auth.customerId,

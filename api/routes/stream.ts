@@ -9,6 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { sensorAttributes } from '../sensor-attributes.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Registry } from 'prom-client';
 import { Counter, Gauge } from 'prom-client';
@@ -34,7 +35,7 @@ const STREAM_RETRY_AFTER_S = 30;
 type Relevant = RecordedEvent<PositionRecorded> | RecordedEvent<DeviceEventRaised> | RecordedEvent<DeviceCommandEvent>;
 
 function positionData(e: PositionRecorded['data'], deviceName: string | null): Static<typeof StreamPosition> {
-  return { device_id: e.device_id, device_name: deviceName, ...fixBody(e), valid: e.valid };
+  return { device_id: e.device_id, device_name: deviceName, ...fixBody(e), valid: e.valid, attributes: sensorAttributes(e) };
 }
 
 

@@ -38,7 +38,12 @@ const KindFields = {
   alarm_level: Type.Optional(Nullable(Type.Integer({ description: 'alarm kinds: the device-side level' }))),
   media_count: Type.Optional(Type.Integer({ description: 'alarm kinds: attachments the device announced' })),
   trip_distance_km: Type.Optional(Nullable(Type.Number({ description: 'ignition_off: distance since ignition on' }))),
-  trip_duration_s: Type.Optional(Nullable(Type.Integer({ description: 'ignition_off: time since ignition on' }))),
+  trip_duration_s: Type.Optional(Nullable(Type.Integer({ description: 'ignition_off: time since ignition on; trip.completed: the trip\'s' }))),
+  trip_started_at: Type.Optional(Timestamp),
+  trip_idle_s: Type.Optional(Type.Integer({ description: 'trip.completed: idling inside the trip' })),
+  trip_max_speed_kmh: Type.Optional(Type.Number()),
+  idle_started_at: Type.Optional(Timestamp),
+  idle_duration_s: Type.Optional(Type.Integer({ description: 'idle.ended: engine on and standing this long' })),
 };
 
 const common = {
@@ -82,6 +87,10 @@ export const ListEventsQuery = Type.Object(
     order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc', description: 'by occurred_at; newest first by default' }),
     limit: Limit(200),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    format: Type.Union([Type.Literal('json'), Type.Literal('csv')], {
+      default: 'json',
+      description: 'csv: every event of the filters streamed as one file (limit and cursor do not apply)',
+    }),
   },
   { additionalProperties: false },
 );

@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { LatestPositionRow } from '../../projections/index.js';
 import { Nullable, Pagination, Timestamp, iso } from './common.js';
+import { SensorAttributes } from '../sensor-attributes.js';
 
 const fixFields = {
   lat: Type.Number(),
@@ -27,8 +28,15 @@ export const HistoryPosition = Type.Object({
   ...fixFields,
   valid: Type.Boolean(),
   odometer_km: Nullable(Type.Number()),
+  attributes: SensorAttributes,
 });
-export const StreamPosition = Type.Object({ device_id: Type.String(), device_name: Nullable(Type.String()), ...fixFields, valid: Type.Boolean() });
+export const StreamPosition = Type.Object({
+  device_id: Type.String(),
+  device_name: Nullable(Type.String()),
+  ...fixFields,
+  valid: Type.Boolean(),
+  attributes: SensorAttributes,
+});
 
 /** A stored fix: read-model rows keep ignition as 0/1, events as a boolean. */
 export type StoredFix = Omit<LatestPositionRow, 'device_id' | 'customer_id' | 'ignition'> & { ignition: number | boolean | null };
@@ -68,6 +76,10 @@ export const HistoryQuery = Type.Object(
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
     order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' }),
+    format: Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('gpx'), Type.Literal('kml')], {
+      default: 'json',
+      description: 'csv, gpx or kml: every fix of the window streamed as one file, oldest first (limit, cursor and order do not apply)',
+    }),
   },
   { additionalProperties: false },
 );

@@ -131,6 +131,30 @@ export const WEBHOOK_FAMILIES: readonly WebhookFamily[] = [
     kinds: COMMAND_KINDS,
     schema: payload(COMMAND_KINDS, { command: Command }, 'A device command was sent, succeeded (with the reply), failed or expired unsent: the command as GET /v1/commands/{id} shows it'),
   },
+  {
+    name: 'TripCompletedPayload',
+    kinds: ['trip.completed'],
+    schema: payload(
+      ['trip.completed'],
+      {
+        trip_started_at: Timestamp,
+        trip_distance_km: Type.Number(),
+        trip_duration_s: Type.Integer(),
+        trip_idle_s: Type.Integer({ description: 'Idling (engine on, standing) inside the trip' }),
+        trip_max_speed_kmh: Type.Number(),
+      },
+      'A trip ended (the vehicle stood for the minimal stop); position: where it ended. GET /v1/trips has it, late fixes included',
+    ),
+  },
+  {
+    name: 'IdleEndedPayload',
+    kinds: ['idle.ended'],
+    schema: payload(
+      ['idle.ended'],
+      { idle_started_at: Timestamp, idle_duration_s: Type.Integer({ description: 'Engine on and standing this long' }) },
+      'An idle (engine on, standing at least the minimal idle) ended; position: where it idled',
+    ),
+  },
 ];
 
 // ---- Endpoint management (POST/GET/PATCH/DELETE /v1/webhooks) ----

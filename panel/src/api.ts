@@ -180,6 +180,36 @@ export interface FleetEvent {
   [field: string]: unknown;
 }
 
+export interface TripEnd {
+  time: string;
+  lat: number;
+  lng: number;
+  odometer_km: number;
+  engine_hours: number;
+}
+
+export interface Trip {
+  device_id: string;
+  driver_id: string | null;
+  start: TripEnd;
+  end: TripEnd;
+  distance_km: number;
+  duration_s: number;
+  max_speed_kmh: number;
+  avg_speed_kmh: number;
+  idle_s: number;
+}
+
+/** A stop or an idle: `end` is null while it lasts. */
+export interface Span {
+  device_id: string;
+  start: string;
+  end: string | null;
+  duration_s: number;
+  lat: number;
+  lng: number;
+}
+
 export interface EventDetail extends FleetEvent {
   context: Record<string, unknown>;
   media: { type: string; url?: string; label?: string }[];

@@ -139,6 +139,8 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
     case 'WebhookEndpointDeleted':
     case 'WebhookRedeliveryRequested':
     case 'WebhookReplayRequested':
+    case 'TripRulesSet':
+    case 'AccumulatorsSet':
       return row;
     default:
       return assertNever(e);

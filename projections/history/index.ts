@@ -36,7 +36,7 @@ import { HISTORY_SLOTS, deviceBaseSql, isKeyableFixTime, keySql } from './key.js
 /** The fields of a fix a history item is made of. */
 export type HistoryFix = Pick<
   PositionRecorded['data'],
-  'device_id' | 'fix_time' | 'received_at' | 'valid' | 'lat' | 'lng' | 'speed_kmh' | 'heading_deg' | 'altitude_m' | 'satellites' | 'ignition' | 'odometer_m'
+  'device_id' | 'fix_time' | 'received_at' | 'valid' | 'lat' | 'lng' | 'speed_kmh' | 'heading_deg' | 'altitude_m' | 'satellites' | 'ignition' | 'odometer_m' | 'attributes'
 >;
 
 /** A fix's JSON exactly as GET /v1/positions lists it. */

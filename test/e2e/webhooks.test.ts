@@ -2,7 +2,7 @@
  * Webhooks end to end over real device frames: a JT/T 808 van with driver
  * monitoring and ADAS, and a Teltonika truck reporting its ignition, drive
  * through a geofence over real sockets; a real local receiver gets every one
- * of the 17 device and detection kinds, signed, with the fields of its kind, under the event_id
+ * of the 19 kinds, signed, with the fields of its kind, under the event_id
  * the API shows. Also: secret rotation, tenant isolation.
  */
 import { Ajv } from 'ajv';
@@ -78,15 +78,18 @@ beforeAll(async () => {
   const vanPoints = lats.map((d, i) => point(i, CENTRE.lat + d, i >= 3 && i < 3 + VAN_ALARMS.length ? VAN_ALARMS[i - 3] : undefined));
   await drive(encoders.jt808, { imei: vanImei, terminalId: vanTerminal, serial: 0 }, vanPoints);
 
-  // The truck: ignition on, a short trip, ignition off.
+  // The truck: ignition on, idling 160 s, a short trip, ignition off, and still parked a minimal stop later (the trip completes).
   const truckImei = imeiFrom('35209807600002');
   expect((await p.api('POST', '/v1/devices', { imei: truckImei, model: 'FMB920', name: 'Truck' })).status).toBe(201);
   const far = CENTRE.lat + 0.1;
+  const standing = (pt: SimPoint): SimPoint => ({ ...pt, speedKmh: 0 });
   await drive(encoders.teltonika, { imei: truckImei, terminalId: '', serial: 0 }, [
-    point(0, far, 'event.ignition_on'),
-    point(1, far + 0.005),
-    point(2, far + 0.01),
-    point(3, far + 0.01, 'event.ignition_off', false),
+    standing(point(0, far, 'event.ignition_on')),
+    ...[1, 2, 3, 4, 5, 6, 7].map((i) => standing(point(i, far))),
+    point(8, far + 0.005),
+    point(9, far + 0.01),
+    standing(point(10, far + 0.01, 'event.ignition_off', false)),
+    standing(point(20, far + 0.01, undefined, false)),
   ]);
   await until(() => EVENT_KINDS.every((k) => byKind(k).length > 0), 30_000, `every kind (got ${[...new Set(rx.received.map((r) => r.json.event))].join(', ')})`);
 }, 60_000);
@@ -97,7 +100,7 @@ afterAll(async () => {
 });
 
 describe('webhooks over real device frames', () => {
-  it('delivers each of the 17 kinds, signed with the secret and a current timestamp, with the delivery headers', () => {
+  it('delivers each of the 19 kinds, signed with the secret and a current timestamp, with the delivery headers', () => {
     for (const kind of EVENT_KINDS) {
       const r = byKind(kind)[0]!;
       expect(signatureValid(r, webhook.secret), kind).toBe(true);
@@ -140,7 +143,9 @@ describe('webhooks over real device frames', () => {
     expect(positions).toHaveLength(15);
     expect(positions).toEqual([...positions].sort((a, b) => a - b)); // in order for the device
     const truckOff = byKind('event.ignition_off')[0]!.json;
-    expect(truckOff).toMatchObject({ device_name: 'Truck', trip_distance_km: expect.any(Number), trip_duration_s: 60 });
+    expect(truckOff).toMatchObject({ device_name: 'Truck', trip_distance_km: expect.any(Number), trip_duration_s: 200 });
+    expect(byKind('trip.completed')[0]!.json).toMatchObject({ device_name: 'Truck', trip_duration_s: 200, trip_idle_s: 160, trip_max_speed_kmh: 50 });
+    expect(byKind('idle.ended')[0]!.json).toMatchObject({ device_name: 'Truck', idle_duration_s: 160 });
   });
 
   it('uses the event_id GET /v1/events shows for the same event', async () => {

@@ -7,14 +7,14 @@
 import { Socket, connect } from 'node:net';
 import type { EncodeContext, ProtocolEncoder, SimPoint } from './encoders/types.js';
 import { runLogin } from './login.js';
-import type { Route } from './route.js';
+import type { PointSource } from './route.js';
 
 export interface DeviceOptions {
   host: string;
   port: number;
   encoder: ProtocolEncoder;
   ctx: Omit<EncodeContext, 'serial'>;
-  route: Route;
+  route: PointSource;
   pointsPerFrame: number;
   ackTimeoutMs: number;
   /** Called with the points of each acknowledged frame and the ack latency. */
@@ -117,7 +117,9 @@ export class SimulatedDevice {
       }
     }
     if (!this.unacked) {
-      const points = Array.from({ length: this.o.pointsPerFrame }, () => this.o.route.next());
+      const count = Math.min(this.o.pointsPerFrame, this.o.route.remaining ?? Infinity);
+      if (count === 0) return false;
+      const points = Array.from({ length: count }, () => this.o.route.next());
       this.unacked = { frame: this.o.encoder.encode(points, { ...this.o.ctx, serial: this.nextSerial() }), points };
     }
     const { frame, points } = this.unacked;

@@ -29,7 +29,14 @@ export interface RouteOptions {
   harshBrakeChance?: number;
 }
 
-export class Route {
+/** Where a simulated unit's points come from: a random Route, or a planned one (planned-route.ts) that ends. */
+export interface PointSource {
+  next(): SimPoint;
+  /** Points left; absent for a source that never ends. */
+  readonly remaining?: number;
+}
+
+export class Route implements PointSource {
   private readonly rand: () => number;
   private lat: number;
   private lng: number;

@@ -1,7 +1,8 @@
 /**
  * A device: its details, its track for a chosen UTC day (GET /v1/positions,
- * every page), the events of that day (GET /v1/events), its live position,
- * and its commands (device-commands.ts).
+ * every page), that day's trips and stops (on the map and in lists, a trip
+ * played back along its track), the events of that day (GET /v1/events),
+ * the day's exports, its live position, and its commands (device-commands.ts).
  */
 import { all, get, type Device, type FleetEvent } from '../api';
 import { subscribe } from '../live';
@@ -11,6 +12,8 @@ import { textElement } from '../safe-text';
 import { errorBox, fmtTime, html, kindLabel, nextDay, render, today } from '../ui';
 import { mountCommands } from './device-commands';
 import { deviceLabel } from './fleet';
+import { dayReports, drawReports, exportLinks, stopList, tripList, TripPlayer, type DayReports } from '../reports';
+import type { Trip } from '../api';
 
 interface TrackPoint {
   lat: number;
@@ -25,6 +28,9 @@ export const mount: Mount = async (el, params, query) => {
   let day = query.get('day') ?? today();
   let track: TrackPoint[] = [];
   let events: FleetEvent[] = [];
+  let reports: DayReports = { trips: [], stops: [] };
+  let playing: Trip | null = null;
+  let playback: { index: number; of: number; time: string } | null = null;
   let error: unknown = null;
   let loading = true;
 
@@ -59,7 +65,16 @@ export const mount: Mount = async (el, params, query) => {
               </div>
             </form>
             ${errorBox(error)}
-            <p class="muted" role="status">${loading ? 'Loading…' : `${track.length} positions, ${events.length} events on ${day}`}</p>
+            <p class="muted" role="status">${loading ? 'Loading…' : `${track.length} positions, ${reports.trips.length} trips, ${events.length} events on ${day}`}</p>
+            ${exportLinks(id, day)}
+            <h2>Trips</h2>
+            ${tripList(reports.trips, playing, (t) => togglePlay(t))}
+            ${playback
+              ? html`<p class="playback small" role="status">Playing: ${fmtTime(playback.time)}
+                  <progress max=${playback.of - 1} .value=${playback.index} aria-label="Playback position"></progress></p>`
+              : ''}
+            <h2>Stops</h2>
+            ${stopList(reports.stops)}
             <h2>Events</h2>
             ${events.length
               ? html`<ul class="event-list">
@@ -78,6 +93,22 @@ export const mount: Mount = async (el, params, query) => {
   const map = await createMap(el.querySelector<HTMLElement>('#device-map')!, 'Map of the device and its track');
   const trackLayer = L.layerGroup().addTo(map);
   let marker: L.Marker | null = null;
+  const player = new TripPlayer(map, (position) => {
+    playback = position;
+    draw();
+  });
+  /** Plays the trip along the day's track between its start and end, or stops it when it is playing. */
+  const togglePlay = (t: Trip) => {
+    if (playing === t) {
+      playing = null;
+      player.stop();
+      return;
+    }
+    playing = t;
+    const from = Date.parse(t.start.time);
+    const to = Date.parse(t.end.time);
+    player.play(track.filter((p) => Date.parse(p.timestamp) >= from && Date.parse(p.timestamp) <= to));
+  };
 
   const loadDay = async () => {
     loading = true;
@@ -86,9 +117,12 @@ export const mount: Mount = async (el, params, query) => {
     try {
       const from = `${day}T00:00:00Z`;
       const to = `${nextDay(day)}T00:00:00Z`;
-      [track, events] = await Promise.all([
+      playing = null;
+      player.stop();
+      [track, events, reports] = await Promise.all([
         all<TrackPoint>('/v1/positions', { device_id: id, from, to, order: 'asc' }, 20_000),
         all<FleetEvent>('/v1/events', { device_id: id, from, to }, 1000),
+        dayReports(id, day),
       ]);
     } catch (err) {
       error = err;
@@ -99,6 +133,7 @@ export const mount: Mount = async (el, params, query) => {
       const line = L.polyline(track.map((p) => [p.lat, p.lng] as [number, number]), { color: '#1f5fbf', weight: 4 }).addTo(trackLayer);
       map.fitBounds(line.getBounds(), { padding: [30, 30], maxZoom: Math.max(autoZoom, 10), animate: false });
     }
+    drawReports(trackLayer, reports);
     for (const e of events) {
       if (!e.position) continue;
       L.circleMarker([e.position.lat, e.position.lng], { radius: 6, color: '#b3261e', fillOpacity: 0.9 })
@@ -137,6 +172,7 @@ export const mount: Mount = async (el, params, query) => {
   return () => {
     unsubscribe();
     stopCommands();
+    player.stop();
     map.remove();
   };
 };

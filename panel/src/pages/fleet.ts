@@ -8,7 +8,8 @@ import { subscribe } from '../live';
 import { autoZoom, createMap, deviceMarker, L, moveMarker, type DeviceStatus } from '../map';
 import { setQuery, type Mount } from '../router';
 import { templateElement } from '../safe-text';
-import { errorBox, fmtAgo, html, render, type TemplateResult } from '../ui';
+import { errorBox, fmtAgo, html, render, today, type TemplateResult } from '../ui';
+import { dayTotals, fmtDuration, fmtKm } from '../reports';
 
 const STATUS_LABEL: Record<DeviceStatus, string> = { online: 'Online', offline: 'Offline', never_connected: 'Never connected' };
 
@@ -19,6 +20,7 @@ const popupOf = (d: Device): TemplateResult =>
 
 export const mount: Mount = async (el, _params, query) => {
   let devices: Device[] = [];
+  let totals = new Map<string, { distance_km: number; driving_s: number }>();
   let error: unknown = null;
   let search = query.get('q') ?? '';
   let status = query.get('status') ?? '';
@@ -97,6 +99,9 @@ export const mount: Mount = async (el, _params, query) => {
                     <span>${d.driver ? d.driver.name : 'No driver'}</span>
                     <span>seen ${fmtAgo(d.last_seen_at)}</span>
                   </div>
+                  ${totals.has(d.id)
+                    ? html`<div class="muted small today">Today ${fmtKm(totals.get(d.id)!.distance_km)} · driving ${fmtDuration(totals.get(d.id)!.driving_s)}</div>`
+                    : ''}
                   ${d.latest_position ? html`<button type="button" class="link small" @click=${() => focusDevice(d)}>Show on map<span class="visually-hidden"> ${deviceLabel(d)}</span></button>` : ''}
                 </li>`,
               )}
@@ -130,7 +135,7 @@ export const mount: Mount = async (el, _params, query) => {
   };
 
   try {
-    devices = await all<Device>('/v1/devices');
+    [devices, totals] = await Promise.all([all<Device>('/v1/devices'), dayTotals(today())]);
   } catch (err) {
     error = err;
   }
