@@ -14,3 +14,13 @@ export function parseTime(value: string, pointer: string): number {
   }
   return ms;
 }
+
+/** A list's optional `from`/`to` window (null: open), `to` after `from`, or a 400 naming the field. */
+export function parseWindow(q: { from?: string | undefined; to?: string | undefined }): { from: number | null; to: number | null } {
+  const from = q.from === undefined ? null : parseTime(q.from, '/query/from');
+  const to = q.to === undefined ? null : parseTime(q.to, '/query/to');
+  if (from !== null && to !== null && to <= from) {
+    throw new ApiError(400, 'validation_failed', 'to must be after from', [{ pointer: '/query/to', message: 'must be after from' }]);
+  }
+  return { from, to };
+}

@@ -1,5 +1,6 @@
 /** Event queries (GET /v1/events, /v1/events/{id}, /v1/feed); every one is scoped to the customer. */
 import type Database from 'better-sqlite3';
+import { whereBuilder } from './where.js';
 import type { DeviceEventRow } from '../../projections/events/index.js';
 import { stmt } from './statements.js';
 import { boundLimit } from '../../core/sqlite-limit.js';
@@ -26,13 +27,7 @@ const SELECT = `SELECT e.*, d.name AS device_name FROM device_events e
   LEFT JOIN devices d ON d.device_id = e.device_id AND d.customer_id = e.customer_id`;
 
 export function eventPage(db: Database.Database, customerId: string, f: EventListFilter): EventRow[] {
-  const where = ['e.customer_id = ?'];
-  const args: unknown[] = [customerId];
-  const anyOf = (column: string, values: string[] | null) => {
-    if (!values) return;
-    where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
-    args.push(...values);
-  };
+  const { where, args, anyOf } = whereBuilder('e.customer_id = ?', customerId);
   anyOf('e.device_id', f.deviceIds);
   anyOf('e.driver_id', f.driverIds);
   anyOf('e.kind', f.kinds);

@@ -1,5 +1,6 @@
 /** Trips, stops, idling and accumulators (GET /v1/trips, /v1/stops, /v1/idling, /v1/devices/{id}/accumulators); every query is scoped to the customer. */
 import type Database from 'better-sqlite3';
+import { whereBuilder } from './where.js';
 import { boundLimit } from '../../core/sqlite-limit.js';
 import { stmt } from './statements.js';
 
@@ -44,13 +45,7 @@ export interface SpanFilter {
 }
 
 function pageOf(db: Database.Database, table: SpanTable, columns: string, customerId: string, f: SpanFilter): unknown[] {
-  const where = ['customer_id = ?'];
-  const args: unknown[] = [customerId];
-  const anyOf = (column: string, values: string[] | null) => {
-    if (!values) return;
-    where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
-    args.push(...values);
-  };
+  const { where, args, anyOf } = whereBuilder('customer_id = ?', customerId);
   anyOf('device_id', f.deviceIds);
   if (table === 'trips') anyOf('driver_id', f.driverIds);
   if (f.from !== null) {

@@ -5,7 +5,7 @@ import type { ApiContext } from '../context.js';
 import { commaList, parseKindList } from '../list-filters.js';
 import { authOf } from '../plugins/auth.js';
 import { ListCursor, sequenceKey, timeAndIdKey } from '../pagination.js';
-import { ApiError, notFound } from '../problem.js';
+import { notFound } from '../problem.js';
 import { eventById, eventPage, feedPage, type EventRow } from '../queries/events.js';
 import {
   EventDetail,
@@ -19,7 +19,7 @@ import {
   eventItem,
   feedItem,
 } from '../schemas/events.js';
-import { parseTime } from '../time.js';
+import { parseWindow } from '../time.js';
 import { EVENT_COLUMNS } from '../exports/events.js';
 import { csvChunks } from '../exports/formats.js';
 import { pages, sendExport } from '../exports/stream.js';
@@ -51,11 +51,7 @@ export async function eventsRoutes(app: FastifyInstance, ctx: ApiContext): Promi
     async (request, reply) => {
       const auth = authOf(request);
       const q = request.query;
-      const from = q.from === undefined ? null : parseTime(q.from, '/query/from');
-      const to = q.to === undefined ? null : parseTime(q.to, '/query/to');
-      if (from !== null && to !== null && to <= from) {
-        throw new ApiError(400, 'validation_failed', 'to must be after from', [{ pointer: '/query/to', message: 'must be after from' }]);
-      }
+      const { from, to } = parseWindow(q);
       const filters = {
         device_id: commaList(q.device_id),
         driver_id: commaList(q.driver_id),

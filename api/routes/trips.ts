@@ -8,10 +8,9 @@ import { pages, sendExport } from '../exports/stream.js';
 import { commaList } from '../list-filters.js';
 import { authOf } from '../plugins/auth.js';
 import { ListCursor, timeAndIdKey } from '../pagination.js';
-import { ApiError } from '../problem.js';
 import { latestFoldedFix, spanPage, tripPage, type SpanFilter } from '../queries/trips.js';
 import { Span, SpanList, SpansQuery, Trip, TripList, TripsQuery, spanItem, tripItem } from '../schemas/trips.js';
-import { parseTime } from '../time.js';
+import { parseWindow } from '../time.js';
 
 /** Rows a CSV export reads at a time. */
 const EXPORT_PAGE = 1000;
@@ -55,11 +54,7 @@ const SPAN_COLUMNS: Array<[string, (s: SpanItem) => CsvValue]> = [
 
 /** The window and filters of a list, checked; `after` is set per page. */
 function filtersOf(q: { device_id?: string | undefined; driver_id?: string | undefined; from?: string | undefined; to?: string | undefined }) {
-  const from = q.from === undefined ? null : parseTime(q.from, '/query/from');
-  const to = q.to === undefined ? null : parseTime(q.to, '/query/to');
-  if (from !== null && to !== null && to <= from) {
-    throw new ApiError(400, 'validation_failed', 'to must be after from', [{ pointer: '/query/to', message: 'must be after from' }]);
-  }
+  const { from, to } = parseWindow(q);
   return { device_id: commaList(q.device_id), driver_id: commaList(q.driver_id), from, to };
 }
 
