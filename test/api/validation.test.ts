@@ -52,6 +52,9 @@ const LISTS: Array<{ route: string; url: (f: Fixture) => string; max: number }> 
   { route: 'GET /v1/api-keys', url: () => '/v1/api-keys', max: 200 },
   { route: 'GET /v1/oauth/clients', url: () => '/v1/oauth/clients', max: 200 },
   { route: 'GET /v1/devices/:id/commands', url: (f) => `/v1/devices/${f.deviceId}/commands`, max: 200 },
+  { route: 'GET /v1/trips', url: () => '/v1/trips', max: 1000 },
+  { route: 'GET /v1/stops', url: () => '/v1/stops', max: 1000 },
+  { route: 'GET /v1/idling', url: () => '/v1/idling', max: 1000 },
 ];
 
 /** Cursors no list issued: not base64url at all, and base64url of text without a filter hash. */
@@ -81,6 +84,8 @@ const ID_ROUTES = [
   'GET /v1/devices/:id/command-types',
   'GET /v1/commands/:id',
   'DELETE /v1/commands/:id',
+  'GET /v1/devices/:id/accumulators',
+  'PUT /v1/devices/:id/accumulators',
 ];
 const idParam = (route: string) => /:([a-z_]+)/.exec(route)![1]!;
 const withId = (route: string, id: string) => pathOf(route).replace(/:[a-z_]+/, id);
@@ -90,6 +95,7 @@ const ID_PAYLOADS: Record<string, Record<string, unknown>> = {
   'PATCH /v1/webhooks/:id': { description: 'Dispatch' },
   'POST /v1/webhooks/:id/test': {},
   'POST /v1/devices/:id/commands': { type: 'reboot' },
+  'PUT /v1/devices/:id/accumulators': { odometer_km: 10 },
 };
 const idPayload = (route: string) => ID_PAYLOADS[route];
 
@@ -135,6 +141,11 @@ const fieldCases: Case[] = [
     pointers: ['/headers/idempotency-key'],
   },
   { route: 'GET /v1/devices/:id/commands', url: (f) => `/v1/devices/${f.deviceId}/commands?status=lost`, pointers: ['/query/status'] },
+  { route: 'GET /v1/trips', url: () => '/v1/trips?format=xls&colour=1', pointers: ['/query/colour', '/query/format'] },
+  { route: 'GET /v1/stops', url: () => '/v1/stops?from=yesterday', pointers: ['/query/from'] },
+  { route: 'GET /v1/idling', url: () => '/v1/idling?limit=1001', pointers: ['/query/limit'] },
+  { route: 'PUT /v1/devices/:id/accumulators', url: (f) => `/v1/devices/${f.deviceId}/accumulators`, payload: { odometer_km: -1, colour: 1 }, pointers: ['/body/colour', '/body/odometer_km'] },
+  { route: 'PUT /v1/settings/trips', url: () => '/v1/settings/trips', payload: { trip_source: 'ignition', colour: 1 }, pointers: ['/body/colour', '/body/trip_source'] },
   { route: 'POST /v1/sessions', url: () => '/v1/sessions', payload: { email: '', password: 'p'.repeat(1025), remember: true }, pointers: ['/body/email', '/body/password', '/body/remember'] },
 ];
 
