@@ -24,6 +24,8 @@ export interface Config {
   offlineAfterS: number;
   /** A connection that has not logged in this long after it was accepted is closed, however much it sends. */
   loginTimeoutS: number;
+  /** The first wait for a unit's answer to a device command (JT/T 808 grows it per retransmission). */
+  commandReplyTimeoutS: number;
   /** Open connections per listener (protocol port). */
   maxConnections: number;
   /**
@@ -180,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jt808Port: port(env, 'FLEET_JT808_PORT', 5015),
     offlineAfterS: int(env, 'FLEET_OFFLINE_AFTER_S', 600, 1, 86_400),
     loginTimeoutS: int(env, 'FLEET_LOGIN_TIMEOUT_S', 60, 1, 3600),
+    commandReplyTimeoutS: int(env, 'FLEET_COMMAND_REPLY_TIMEOUT_S', 30, 1, 3600),
     maxConnections: int(env, 'FLEET_MAX_CONNECTIONS', 20_000, 1, 1_000_000),
     maxTotalConnections: env.FLEET_MAX_TOTAL_CONNECTIONS ? int(env, 'FLEET_MAX_TOTAL_CONNECTIONS', 0, 1, 1_000_000) : null,
     maxConnectionsPerAddress: int(env, 'FLEET_MAX_CONNECTIONS_PER_ADDRESS', 1000, 1, 1_000_000),

@@ -16,6 +16,7 @@ import type { Logger } from '../core/logger.js';
 import { streams } from '../core/streams.js';
 import { DecodeError } from './codec/reader.js';
 import { DeviceDirectory, identityLabel } from './directory.js';
+import { hexOf } from './hex-sample.js';
 import type { LogThrottle } from './log-throttle.js';
 import type { Decoded, DeviceIdentity, ProtocolModule, ProtocolName, SessionInfo } from './protocol.js';
 import type { GatewayCounters } from './stats.js';
@@ -44,15 +45,14 @@ export interface ConnectionDeps {
   maxQueuedFrames: number;
   /** Called once a device is bound (presence.ts records it; an older connection of the device is closed). */
   onBound(connection: DeviceConnection): void;
+  /** Every accepted frame of the bound device, as decoded (device commands read fixes and answers from it). */
+  onDecoded(connection: DeviceConnection, decoded: Decoded): void;
   /** Called once the socket closed; `disconnect` is null when the connection never was a device's (or was refused). */
   onClosed(connection: DeviceConnection, disconnect: { reason: DisconnectReason; lastSeenAt: number } | null): void;
 }
 
 /** Random bytes of a JT/T 808 auth code (sent as hex text: 16 characters). */
 const AUTH_CODE_BYTES = 8;
-
-/** Bytes of a refused frame's hex written to a log line: enough to recognise it, too few to fill a disk. */
-const LOG_HEX_BYTES = 64;
 
 /**
  * Refused inputs in a row (frames that do not decode, runs of junk bytes, frames
@@ -86,10 +86,12 @@ export class DeviceConnection {
   private identityChecked = false;
   private refusalLogged = false;
   private loginDeadline: NodeJS.Timeout | null;
+  /** JT/T 808: the header form of the latest frame; commands go out in it. */
+  protocolVersion: number | null = null;
 
   constructor(
     private readonly socket: Socket,
-    private readonly protocol: ProtocolModule,
+    readonly protocol: ProtocolModule,
     private readonly deps: ConnectionDeps,
   ) {
     this.remoteHost = socket.remoteAddress ?? '?';
@@ -206,6 +208,7 @@ export class DeviceConnection {
     } finally {
       this.session.frameIndex += 1;
     }
+    if (decoded.protocolVersion !== undefined) this.protocolVersion = decoded.protocolVersion;
 
     // Terminals that authenticate (JT/T 808): login steps, and whatever comes before them, go their own way.
     if (this.protocol.unauthenticatedReply && (decoded.authentication || !this.device)) {
@@ -231,6 +234,7 @@ export class DeviceConnection {
     this.lastSeenAt = now;
     this.refusedInARow = 0;
     this.deps.stats.framesAccepted += 1;
+    this.deps.onDecoded(this, decoded);
     if (decoded.ignoredReason !== undefined && this.log.isLevelEnabled('debug')) {
       this.log.debug({ device: this.label(), reason: decoded.ignoredReason, hex: hexOf(frame) }, 'frame not turned into records');
     }
@@ -432,8 +436,11 @@ export class DeviceConnection {
     );
   }
 
-  private write(bytes: Buffer): void {
-    if (!this.socket.destroyed) this.socket.write(bytes);
+  /** Writes to the unit; false when the socket is gone. */
+  write(bytes: Buffer): boolean {
+    if (this.socket.destroyed) return false;
+    this.socket.write(bytes);
+    return true;
   }
 
   /** Ends the connection: pending replies are flushed, then the socket closes. */
@@ -492,7 +499,3 @@ export class DeviceConnection {
 
 /** Queue marker: close once the frames before it are handled. */
 const CLOSE_MARK = Buffer.alloc(0);
-
-function hexOf(buf: Buffer): string {
-  return buf.length > LOG_HEX_BYTES ? `${buf.toString('hex', 0, LOG_HEX_BYTES)}…(${buf.length} bytes)` : buf.toString('hex');
-}

@@ -23,5 +23,6 @@ export function gatewayFromConfig(config: Config, store: EventStore, clock: Cloc
     maxTotalConnections: config.maxTotalConnections,
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
     maxQueuedFrames: config.maxQueuedFrames,
+    commandReplyTimeoutMs: config.commandReplyTimeoutS * 1000,
   });
 }

@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.js';
 import type { EventStore } from '../core/event-store/port.js';
 import { randomUuid } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
+import { GatewayCommands } from './commands/dispatcher.js';
 import { DeviceConnection } from './connection.js';
 import { ConnectionAdmission, readFileLimit, totalConnectionCap, type FileLimit } from './connection-limits.js';
 import { DeviceDirectory } from './directory.js';
@@ -45,6 +46,8 @@ export interface GatewayOptions {
   fileLimit?: FileLimit;
   /** This node's id among the gateway nodes on one store; random when absent (each start is a new node). */
   nodeId?: string;
+  /** The first wait for a unit's answer to a command (JT/T 808 grows it per retransmission); default 30 s. */
+  commandReplyTimeoutMs?: number;
 }
 
 /** At most one log line per cap (and per listener error) in this interval; the next says how many were skipped. */
@@ -70,16 +73,18 @@ export const DEVICE_EVENT_PER_SECOND = 1;
 export const CONNECTION_EVENT_BURST = 1_000;
 export const CONNECTION_EVENT_PER_SECOND = 100;
 export const DEFAULT_RECONNECT_GRACE_MS = 5_000;
+export const DEFAULT_COMMAND_REPLY_TIMEOUT_MS = 30_000;
 
 export class Gateway {
   readonly stats: GatewayCounters = newStats();
   /** Written into this node's `DeviceConnected` events, so other nodes on the store tell them from their own. */
   readonly nodeId: string;
-  /** The other nodes' logins (and, later, device commands) from the shared log. */
+  /** The other nodes' logins, and device commands queued or ended anywhere, from the shared log. */
   private readonly follower: LogFollower;
   private readonly servers: Array<{ protocol: ProtocolName; server: Server }> = [];
   private readonly connections = new Set<DeviceConnection>();
   private readonly presence: DevicePresence;
+  private readonly commands: GatewayCommands;
   private readonly directory: DeviceDirectory;
   private readonly unknownDevices: UnknownDeviceLog;
   private readonly refusedLogins: RefusedLoginLog;
@@ -110,6 +115,13 @@ export class Gateway {
     this.follower = new LogFollower({ store: options.store, clock: options.clock, log: options.log });
     // A device that logged in on another node is online there: this node lets go of it (presence.ts).
     this.follower.on('DeviceConnected', (e) => this.presence.connectedInLog(e));
+    this.commands = new GatewayCommands({
+      store: options.store,
+      clock: options.clock,
+      log: options.log,
+      replyTimeoutMs: options.commandReplyTimeoutMs ?? DEFAULT_COMMAND_REPLY_TIMEOUT_MS,
+    });
+    this.commands.follow(this.follower);
     const fileLimit = options.fileLimit ?? readFileLimit();
     this.admission = new ConnectionAdmission(
       totalConnectionCap(fileLimit, options.maxTotalConnections ?? null),
@@ -184,9 +196,14 @@ export class Gateway {
       loginTimeoutMs: this.options.loginTimeoutS * 1000,
       maxQueuedFrames: this.options.maxQueuedFrames,
       // A unit that redials while its old socket lingers: the newest connection wins (presence.ts).
-      onBound: (c) => this.presence.connected(c),
+      onBound: (c) => {
+        this.presence.connected(c);
+        this.commands.attach(c);
+      },
+      onDecoded: (c, decoded) => this.commands.sessionOf(c)?.observe(decoded),
       onClosed: (c, disconnect) => {
         this.admission.release(address);
+        if (c.deviceId) this.commands.detach(c);
         this.connections.delete(c);
         if (disconnect) this.presence.closed(c, disconnect.reason, disconnect.lastSeenAt);
       },

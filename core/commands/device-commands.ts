@@ -128,6 +128,18 @@ export function decideMarkTimedOut(state: DeviceCommandsState, commandId: string
   return [transition('DeviceCommandFailed', { ...command, status: 'failed', completed_at: now, error: 'no_reply' }, now)];
 }
 
+/**
+ * An engine command the unit acknowledged, then its output as its next status record reports it
+ * (gateway/commands/output-state.ts): `succeeded` when the relay is as asked, else `failed`
+ * with `output_unchanged`. `asAsked` true with no record is the unit's word standing.
+ */
+export function decideOutputReported(state: DeviceCommandsState, commandId: string, asAsked: boolean, now: number): NewEvent[] {
+  const command = requireCommand(state, commandId);
+  if (command.status !== 'acknowledged') return [];
+  const after: CommandSnapshot = { ...command, status: asAsked ? 'succeeded' : 'failed', completed_at: now, error: asAsked ? null : 'output_unchanged' };
+  return [transition(asAsked ? 'DeviceCommandSucceeded' : 'DeviceCommandFailed', after, now)];
+}
+
 /** A queued command the unit's protocol cannot carry (learnt once the protocol was bound). */
 export function decideReject(state: DeviceCommandsState, commandId: string, error: string, now: number): NewEvent[] {
   const command = requireCommand(state, commandId);
@@ -248,4 +260,8 @@ export function markTimedOut(store: EventStore, clock: Clock, ref: CommandRef): 
 
 export function rejectCommand(store: EventStore, clock: Clock, ref: CommandRef & { error: string }): Promise<CommandOutcome> {
   return decideOn(store, ref, (state) => decideReject(state, ref.command_id, ref.error, clock.now()));
+}
+
+export function recordOutput(store: EventStore, clock: Clock, ref: CommandRef & { asAsked: boolean }): Promise<CommandOutcome> {
+  return decideOn(store, ref, (state) => decideOutputReported(state, ref.command_id, ref.asAsked, clock.now()));
 }

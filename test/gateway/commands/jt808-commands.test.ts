@@ -12,6 +12,7 @@ import { jt808, retransmitTimeoutMs } from '../../../gateway/protocols/jt808/ind
 import { gbkBytes, gbkText } from '../../../gateway/protocols/jt808/text.js';
 import { COMMAND_SESSION, expectWholeAtEveryCut, fuzzDecoder } from '../../support/command-frames.js';
 import { loadFrames } from '../../support/conformance.js';
+import { terminalMessage } from '../../support/jt808-message.js';
 import { thrown } from '../../support/thrown.js';
 
 const hex = (b: Buffer) => b.toString('hex');
@@ -307,20 +308,6 @@ describe('JT/T 808 retransmission timeout', () => {
     expect(() => retransmitTimeoutMs(1, 0)).toThrow(RangeError);
   });
 });
-
-/** A terminal message built field by field (2013 header, or 2019 with `version`), escaped for the wire. */
-function terminalMessage(msgId: number, phone: string, serial: number, body: Buffer, version: number | null = null): Buffer {
-  const header = Buffer.alloc(version === null ? 12 : 17);
-  header.writeUInt16BE(msgId, 0);
-  header.writeUInt16BE(body.length | (version === null ? 0 : 0x4000), 2);
-  let at = 4;
-  if (version !== null) header[at++] = version;
-  at += bytes(phone).copy(header, at);
-  header.writeUInt16BE(serial, at);
-  const content = Buffer.concat([header, body, Buffer.alloc(1)]);
-  content[content.length - 1] = xor8(content, 0, content.length - 1);
-  return escapeFrame(content);
-}
 
 /** A 0x0200 location body: alarm flags, status (fix valid), a point, and a BCD time. */
 function locationBody(alarmFlags: number): Buffer {
