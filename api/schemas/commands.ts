@@ -28,7 +28,7 @@ export const Command = Type.Object({
   completed_at: Nullable(Timestamp),
   expires_at: Timestamp,
   response: Nullable(CommandResponse),
-  error: Nullable(Type.String({ description: '`expired`, `no_reply`, `device_failed`, `unsupported`, `bad_message`, `imei_mismatch`, …' })),
+  error: Nullable(Type.String({ description: '`expired`, `no_reply`, `device_failed`, `unsupported`, `bad_message`, `imei_mismatch`, `output_unchanged`, or the gateway\'s rejection reason' })),
 });
 
 export const CreateCommandBody = Type.Object(
