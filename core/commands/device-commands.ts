@@ -197,13 +197,14 @@ export async function loadCommandDevice(store: EventStore, customerId: string, d
 }
 
 /**
- * A device's commands the gateway still has work for, oldest first: queued ones (to send, hold or
+ * A device's commands the gateway still has work for, in the order they were queued: queued ones (to send, hold or
  * expire, as dispatchDecision says) and sent or acknowledged ones (a reply to wait for; after a restart
  * a `sent` one is resent once when `mayResend`, else timed out).
  */
 export async function unfinishedCommands(store: EventStore, deviceId: string): Promise<CommandSnapshot[]> {
   const { state } = await load(store, streams.commands(deviceId), deviceCommandsStream);
-  return [...state.values()].filter((c) => !FINAL_STATUSES.has(c.status)).sort((a, b) => a.created_at - b.created_at || (a.command_id < b.command_id ? -1 : 1));
+  // The state keeps each command where its stream first had it: queue order, whatever the API nodes' clocks said.
+  return [...state.values()].filter((c) => !FINAL_STATUSES.has(c.status));
 }
 
 /** Runs one decision on a device's commands, deciding again when another writer got in first. */

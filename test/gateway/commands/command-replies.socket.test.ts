@@ -131,6 +131,26 @@ describe('GT06 commands over TCP', () => {
     client.close();
   });
 
+  it('matches 0x21 answers, ASCII (#185) and UTF-16BE (#158), each to its own command', async () => {
+    h = await startGatewayHarness();
+    const ctx = contextOf('35209808145215');
+    const device = await h.register(ctx.imei);
+    const where = await queueFor(h.store, device, { type: 'position_request' }, 'gt06');
+    const custom = await queueFor(h.store, device, { type: 'custom', params: { text: 'STATUS#' } }, 'gt06');
+    const client = await TcpClient.open(h.ports.gt06);
+    await login(client, gt06Encoder, ctx);
+    const first = await nextFrame(client, protocols.gt06);
+    const second = await nextFrame(client, protocols.gt06);
+    expect(first.toString('latin1')).toContain('WHERE#');
+    expect(second.toString('latin1')).toContain('STATUS#');
+
+    client.send(gt06Answer(158, second));
+    client.send(gt06Answer(185, first));
+    expect((await commandReaches(h.store, custom, 'failed')).response?.text).toBe('Command error!');
+    expect((await commandReaches(h.store, where, 'succeeded')).response?.text).toMatch(/^Current position!Lat:N54\.739332,Lon:E25\.273270,/);
+    client.close();
+  });
+
   it('ignores an answer whose server flag is no command of this connection', async () => {
     h = await startGatewayHarness();
     const ctx = contextOf('35209808145212');
