@@ -84,6 +84,26 @@ export function stateBeforeTrip(stop: SpanRow | null): TripFoldState {
   return { ...INITIAL_TRIP_STATE, stop: stop ? { ...stop, end_t: null } : null };
 }
 
+/**
+ * The ignition a status record without a location reported (a GT06 heartbeat's ACC bit): the
+ * device's state, not a position. Fixes that carry no ignition of their own take it (GT06 0x12
+ * packets have no ACC), so such a unit's trips start and end by its key; it holds for
+ * REPORTED_IGNITION_HOLD_MS from its report, after which speed decides again.
+ */
+export interface ReportedIgnition {
+  on: boolean;
+  t: number;
+}
+
+/** Longer than the heartbeat period units are set to (minutes), so a state is not dropped between two reports. */
+export const REPORTED_IGNITION_HOLD_MS = 30 * 60_000;
+
+/** The ignition a fix is folded with: its own, else the device's last reported one when recent enough. */
+export function ignitionOf(own: boolean | null, t: number, reported: ReportedIgnition | null): boolean | null {
+  if (own !== null || reported === null) return own;
+  return Math.abs(t - reported.t) <= REPORTED_IGNITION_HOLD_MS ? reported.on : null;
+}
+
 export function isActive(fix: TripFix, rules: TripRules): boolean {
   if (rules.trip_source === 'auto' && fix.ignition !== null) return fix.ignition;
   return (fix.speed_kmh ?? 0) >= rules.moving_speed_kmh;

@@ -11,7 +11,7 @@ export function migrateTripTables(db: Database.Database): void {
   db.exec(`
     CREATE TABLE IF NOT EXISTS trip_devices (
       device_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, fold TEXT NOT NULL, accumulators TEXT NOT NULL,
-      odometer_m REAL NOT NULL, engine_ms REAL NOT NULL) WITHOUT ROWID;
+      odometer_m REAL NOT NULL, engine_ms REAL NOT NULL, ignition TEXT) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS trip_fixes (
       device_id TEXT NOT NULL, t INTEGER NOT NULL, lat REAL NOT NULL, lng REAL NOT NULL, speed_kmh REAL, ignition INTEGER,
       odometer_m REAL NOT NULL, engine_s REAL NOT NULL, driver_id TEXT, PRIMARY KEY (device_id, t)) WITHOUT ROWID;
@@ -75,9 +75,9 @@ export function tripStatements(db: Database.Database) {
     },
     rules: db.prepare('SELECT rules FROM trip_rules WHERE customer_id = ?').pluck(),
     setRules: db.prepare('INSERT OR REPLACE INTO trip_rules (customer_id, rules) VALUES (?, ?)'),
-    loadDevice: db.prepare('SELECT customer_id, fold, accumulators FROM trip_devices WHERE device_id = ?'),
+    loadDevice: db.prepare('SELECT customer_id, fold, accumulators, ignition FROM trip_devices WHERE device_id = ?'),
     saveDevice: db.prepare(
-      'INSERT OR REPLACE INTO trip_devices (device_id, customer_id, fold, accumulators, odometer_m, engine_ms) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT OR REPLACE INTO trip_devices (device_id, customer_id, fold, accumulators, odometer_m, engine_ms, ignition) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
   };
 

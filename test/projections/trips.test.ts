@@ -95,6 +95,37 @@ describe('trips read model', () => {
     expect(spans('idles')).toEqual([]);
   });
 
+  it('takes the ignition of status records (GT06 heartbeats) for fixes that carry none', () => {
+    const { apply, fix, trips: tripsOf, spans, db } = setup();
+    const plan = route();
+    let ignition: boolean | null = null;
+    for (const p of plan.points) {
+      if (p.ignition !== ignition) {
+        // The heartbeat telling the new ACC state comes a second before the fix, timed by the server's clock.
+        apply({ type: 'StatusReported', data: { device_id: 'dev_1', customer_id: 'cus_1', protocol: 'gt06', at: p.fixTime - 1000, received_at: p.fixTime - 1000, ignition: p.ignition, attributes: {} } });
+        ignition = p.ignition;
+      }
+      apply(fix(p, { ignition: null }));
+    }
+    // As with the ignition on every fix: the key turns cut the trips (not the five-minute idle), and the idle is found.
+    const trips = tripsOf();
+    expect(trips.map((t) => [t.start_t, t.end_t])).toEqual(plan.trips.map((t) => [t.start, t.end]));
+    expect(trips[0]!.idle_ms).toBe(300_000);
+    expect(spans('idles').map((s) => [s.start_t, s.end_t])).toEqual(plan.idles.map((s) => [s.start, s.end]));
+    const ignitionOnMs = plan.trips.reduce((n, t) => n + (t.end! - t.start), 0);
+    expect(accumulatorsOf(db, 'cus_1', 'dev_1')!.engine_ms).toBe(ignitionOnMs);
+  });
+
+  it('lets a reported ignition lapse: fixes long after the last heartbeat are cut by motion', () => {
+    const { apply, fix, trips: tripsOf } = setup();
+    const plan = route();
+    apply({ type: 'StatusReported', data: { device_id: 'dev_1', customer_id: 'cus_1', protocol: 'gt06', at: T0 - 3_600_000, received_at: T0 - 3_600_000, ignition: true, attributes: {} } });
+    for (const p of plan.points) apply(fix(p, { ignition: null }));
+    // An hour-old "on" would make the first park a trip; instead speed decides, as for a unit without ignition.
+    expect(tripsOf()).toHaveLength(3);
+    expect(tripsOf()[0]!.start_t).toBe(plan.trips[0]!.start + INTERVAL_S * 1000);
+  });
+
   it('leaves a GPS jump out of the distance', () => {
     const { apply, fix, trips: tripsOf } = setup();
     const plan = route();
