@@ -8,14 +8,13 @@
  * nothing new.
  */
 import type Database from 'better-sqlite3';
-import type { GeofenceCreated, PositionRecorded } from '../../core/events.js';
+import type { PositionRecorded } from '../../core/events.js';
 import type { RecordedEvent } from '../../core/event-store/port.js';
 import { BatchLookup, BatchRows } from '../batch-rows.js';
 import { raiseDeviceEvent } from '../device-events.js';
 import { isUsableFix } from '../usable-fix.js';
 import { batchHandler, type DerivedEvent, type Projection } from '../projection.js';
-import { CustomerFences } from './customer-fences.js';
-import { compileFence } from './geofence-index.js';
+import { FenceCache } from './fence-cache.js';
 import { stepPresence, type Crossing, type Presence } from './presence.js';
 
 export { GeofenceIndex, compileFence, fenceContains, type Fence } from './geofence-index.js';
@@ -51,7 +50,6 @@ export const geofencesProjection: Projection = {
          VALUES (@geofence_id, @customer_id, @name, @shape, @geometry, @center_lat, @center_lng, @radius_m, @created_at)`,
       ),
       remove: db.prepare('DELETE FROM geofences WHERE geofence_id = ? AND customer_id = ?'),
-      ofCustomer: db.prepare('SELECT geofence_id, name, geometry FROM geofences WHERE customer_id = ? ORDER BY geofence_id'),
       presence: db.prepare('SELECT last_fix_time, inside FROM geofence_presence WHERE device_id = ?'),
       putPresence: db.prepare(
         `INSERT INTO geofence_presence (device_id, customer_id, last_fix_time, inside) VALUES (?, ?, ?, ?)
@@ -60,19 +58,7 @@ export const geofencesProjection: Projection = {
       driverOf: db.prepare('SELECT driver_id FROM devices WHERE device_id = ?').pluck(),
     };
 
-    // Per customer, built from the table on first use and kept in step with it afterwards.
-    const cache = new Map<string, CustomerFences>();
-    const fencesOf = (customerId: string): CustomerFences => {
-      let set = cache.get(customerId);
-      if (!set) {
-        const rows = q.ofCustomer.all(customerId) as Array<{ geofence_id: string; name: string; geometry: string }>;
-        set = new CustomerFences(
-          rows.map((r) => compileFence(r.geofence_id, r.name, (JSON.parse(r.geometry) as GeofenceCreated['data']['geometry']).coordinates)),
-        );
-        cache.set(customerId, set);
-      }
-      return set;
-    };
+    const cache = new FenceCache(db);
 
     // A device's presence, read once per batch and written once at its end.
     const presences = new BatchRows<string, { customerId: string; presence: Presence }>(
@@ -89,7 +75,7 @@ export const geofencesProjection: Projection = {
       const d = e.data;
       if (!isUsableFix(d)) return;
       const before = presences.get(d.device_id)?.presence ?? null;
-      const fences = fencesOf(d.customer_id);
+      const fences = cache.of(d.customer_id);
       const step = stepPresence(before, d.fix_time, () => fences.containing(d.lat, d.lng), (id) => fences.get(id) !== undefined);
       if (!step) return;
       presences.set(d.device_id, { customerId: d.customer_id, presence: step.presence });
@@ -114,13 +100,13 @@ export const geofencesProjection: Projection = {
             radius_m: g.radius_m,
             created_at: g.created_at,
           });
-          cache.get(g.customer_id)?.add(compileFence(g.geofence_id, g.name, g.geometry.coordinates));
+          cache.created(g);
           return;
         }
         case 'GeofenceDeleted':
           // Ids are never reused, so dropping the row is "404 forever"; device sets forget it on their next fix.
           q.remove.run(e.data.geofence_id, e.data.customer_id);
-          cache.get(e.data.customer_id)?.remove(e.data.geofence_id);
+          cache.deleted(e.data.customer_id, e.data.geofence_id);
           return;
         case 'PositionRecorded':
           return onFix(e as RecordedEvent<PositionRecorded>);

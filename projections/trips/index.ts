@@ -7,6 +7,8 @@
  * equal those of an in-order arrival. Closed trips and idles raise their
  * events (raise.ts). Only usable fixes count (usable-fix.ts); a status record's
  * ignition (a GT06 heartbeat) is kept as the device's, for fixes that have none.
+ * Each fix is tested against the customer's geofences when it is applied, and
+ * trips, stops and idles carry those of the fixes they start and end at.
  * Each device's fold and accumulators are kept in memory for the batch and
  * written at its end (batch-rows.ts); the rows it cuts are written at once.
  */
@@ -14,6 +16,7 @@ import type Database from 'better-sqlite3';
 import type { AccumulatorsSet, PositionRecorded, StatusReported, TripRulesSet } from '../../core/events.js';
 import { DEFAULT_TRIP_RULES, type TripRules } from '../../core/trip-rules.js';
 import { BatchLookup, BatchRows } from '../batch-rows.js';
+import { FenceCache } from '../geofences/fence-cache.js';
 import { dayOf } from '../driver-scores/days.js';
 import { FIX_RETENTION_MS } from '../driver-scores/index.js';
 import { batchHandler, type DerivedEvent, type Projection } from '../projection.js';
@@ -38,6 +41,8 @@ export const tripsProjection: Projection = {
   prepare(db: Database.Database) {
     const q = tripStatements(db);
     const context = new BatchLookup(deviceContextLookup(db));
+    // Geofences as the log has them at each fix; the geofences projection (applied before this one) keeps their table.
+    const fences = new FenceCache(db);
     const rulesOf = new BatchLookup((customerId): TripRules => {
       const stored = q.rules.get(customerId) as string | undefined;
       return stored ? (JSON.parse(stored) as TripRules) : DEFAULT_TRIP_RULES;
@@ -98,6 +103,7 @@ export const tripsProjection: Projection = {
           odometer_m: near?.odometer_m ?? 0,
           engine_s: near?.engine_s ?? 0,
           driver_id: near?.driver_id ?? null,
+          geofences: fences.containing(p.customer_id, p.lat, p.lng),
         };
         q.insertTripFix(p.device_id, late);
         devices.set(p.device_id, { ...d, fold: refold(p.device_id, d, p.fix_time, raised) });
@@ -123,6 +129,7 @@ export const tripsProjection: Projection = {
         odometer_m: read.odometer_m,
         engine_s: read.engine_ms / 1000,
         driver_id: context.get(p.device_id).driverId,
+        geofences: fences.containing(p.customer_id, p.lat, p.lng),
       };
       q.insertTripFix(p.device_id, fix);
       const step = foldFix(d.fold, fix, rulesOf.get(d.customer_id));
@@ -158,6 +165,8 @@ export const tripsProjection: Projection = {
         rulesOf.seen(e.type);
         if (e.type === 'PositionRecorded') return onFix(e.data);
         if (e.type === 'StatusReported') onStatus(e.data);
+        else if (e.type === 'GeofenceCreated') fences.created(e.data);
+        else if (e.type === 'GeofenceDeleted') fences.deleted(e.data.customer_id, e.data.geofence_id);
         else if (e.type === 'AccumulatorsSet') onAccumulatorsSet(e.data);
         else if (e.type === 'TripRulesSet') onRulesSet(e.data);
         return undefined;

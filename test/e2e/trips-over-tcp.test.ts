@@ -6,7 +6,7 @@
  * report interval, distances within 2 %. One unit sends a stretch of records
  * after newer ones (buffered through a coverage gap); they land in their
  * trip. A GT06 unit that tells its ignition only in heartbeats (real 0x13
- * frames) has its trips cut by the key. Then the read models are deleted and
+ * frames) has its trips cut by the key, and named by the geofence it starts in. Then the read models are deleted and
  * rebuilt from the log: the same answers, byte for byte.
  */
 import { randomBytes } from 'node:crypto';
@@ -171,7 +171,7 @@ describe('planned drives over TCP, read back as trips, stops and idling', () => 
     expect(Math.abs(first.idle_s - 240)).toBeLessThanOrEqual(INTERVAL_S);
   });
 
-  it('cuts the trips of a GT06 unit that tells its ignition only in heartbeats (0x13 ACC bit) by the key', async () => {
+  it('cuts the trips of a GT06 unit that tells its ignition only in heartbeats (0x13 ACC bit) by the key, in its geofences', async () => {
     const identity = simulatedIdentity(56, 4);
     const created = await api('POST', '/v1/devices', { imei: identity.imei, model: 'GT06N' });
     expect(created.status).toBe(201);
@@ -179,6 +179,9 @@ describe('planned drives over TCP, read back as trips, stops and idling', () => 
     const legs: Leg[] = [{ park_s: 60 }, { drive_km: 2, speed_kmh: 60, heading_deg: 0 }, { idle_s: 240 }, { drive_km: 1, speed_kmh: 60, heading_deg: 90 }, { park_s: 240 }];
     const startTime = Math.floor(Date.now() / 1000) * 1000 - 600_000;
     const plan = new PlannedRoute({ startLat: 57.2, startLng: 24.1, startTime, intervalS: INTERVAL_S, legs });
+    // Its yard, a geofence the trip starts in (the rebuild below must name it again).
+    const yard = await api('POST', '/v1/geofences', { name: 'Yard', center: { lat: 57.2, lng: 24.1 }, radius_m: 200 });
+    expect(yard.status).toBe(201);
     // Real heartbeat frames from the corpus (test/fixtures/conformance, #93 and #180): terminal info 0x06 (ACC on) and 0xc4 (ACC off).
     const accOn = Buffer.from('78780a130604ea04000006bc8a0d0a', 'hex');
     const accOff = Buffer.from('78780a13c40604000201298f5b0d0a', 'hex');
@@ -207,6 +210,7 @@ describe('planned drives over TCP, read back as trips, stops and idling', () => 
     // One trip from the key turn (motion alone would start a report later, and split it at the four-minute idle) to the key off.
     expect(trips.map((t) => [t.start.time, t.end.time])).toEqual(plan.trips.map((t) => [iso(t.start), iso(t.end!)]));
     expect(trips[0].idle_s).toBe(240);
+    expect([trips[0].start.geofences, trips[0].end.geofences]).toEqual([[yard.json.id], []]);
     const idling = (await api('GET', `/v1/idling?device_id=${deviceId}`)).json.data as Json[];
     expect(idling.map((s) => [s.start, s.end])).toEqual(plan.idles.map((s) => [iso(s.start), iso(s.end!)]));
     // The heartbeats are no positions: the history (its own runner, committed apart) holds the 0x12 fixes only.
