@@ -167,6 +167,7 @@ export const tripsProjection: Projection = {
         if (e.type === 'StatusReported') onStatus(e.data);
         else if (e.type === 'GeofenceCreated') fences.created(e.data);
         else if (e.type === 'GeofenceDeleted') fences.deleted(e.data.customer_id, e.data.geofence_id);
+        // (GeofenceUpdated changes a dwell threshold, nothing a trip names.)
         else if (e.type === 'AccumulatorsSet') onAccumulatorsSet(e.data);
         else if (e.type === 'TripRulesSet') onRulesSet(e.data);
         return undefined;
