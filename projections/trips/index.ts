@@ -165,9 +165,9 @@ export const tripsProjection: Projection = {
         rulesOf.seen(e.type);
         if (e.type === 'PositionRecorded') return onFix(e.data);
         if (e.type === 'StatusReported') onStatus(e.data);
+        // Geofences in log order (a GeofenceUpdated sets a dwell threshold, which no trip names).
         else if (e.type === 'GeofenceCreated') fences.created(e.data);
         else if (e.type === 'GeofenceDeleted') fences.deleted(e.data.customer_id, e.data.geofence_id);
-        // (GeofenceUpdated changes a dwell threshold, nothing a trip names.)
         else if (e.type === 'AccumulatorsSet') onAccumulatorsSet(e.data);
         else if (e.type === 'TripRulesSet') onRulesSet(e.data);
         return undefined;
