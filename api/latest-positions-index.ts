@@ -20,6 +20,7 @@ const DEVICE_COLUMNS = [
   'status', 'protocol', 'connection_id', 'last_seen_at', 'created_at', 'updated_at',
 ].map((c) => `'${c}', d.${c}`).join(', ');
 import { fixBody, type LatestPosition } from './schemas/positions.js';
+import { sensorAttributes } from './sensor-attributes.js';
 import type { Static } from '@sinclair/typebox';
 
 type Item = Static<typeof LatestPosition>;
@@ -76,10 +77,10 @@ export class LatestPositionsIndex {
         `SELECT d.device_id AS id, d.customer_id AS customer, json_object(${DEVICE_COLUMNS}) AS device, p.*
          FROM devices d LEFT JOIN latest_positions p ON p.device_id = d.device_id ORDER BY d.device_id`,
       )
-      .all() as Array<{ id: string; customer: string; device: string } & Partial<LatestPositionRow>>;
+      .all() as Array<{ id: string; customer: string; device: string } & Partial<StoredRow>>;
     for (const r of rows) {
       const fleet = this.fleet(r.customer);
-      const row = r.fix_time === undefined || r.fix_time === null ? null : positionRow(r as LatestPositionRow);
+      const row = r.fix_time === undefined || r.fix_time === null ? null : positionRow(r as StoredRow);
       const device = JSON.parse(r.device) as DeviceRow;
       const entry: DeviceEntry = { device, name: device.name, groupId: device.group_id, row, json: null };
       fleet.devices.set(r.id, entry);
@@ -170,7 +171,10 @@ export class LatestPositionsIndex {
   }
 }
 
-function positionRow(r: LatestPositionRow): LatestPositionRow {
+/** A row as the table keeps it: the attributes as JSON text. */
+type StoredRow = Omit<LatestPositionRow, 'attributes'> & { attributes: string };
+
+function positionRow(r: StoredRow): LatestPositionRow {
   return {
     device_id: r.device_id,
     customer_id: r.customer_id,
@@ -183,11 +187,18 @@ function positionRow(r: LatestPositionRow): LatestPositionRow {
     ignition: r.ignition,
     fix_time: r.fix_time,
     received_at: r.received_at,
+    odometer_m: r.odometer_m,
+    attributes: JSON.parse(r.attributes) as LatestPositionRow['attributes'],
   };
 }
 
 function toItem(deviceId: string, entry: DeviceEntry, p: LatestPositionRow): Item {
-  return { device_id: deviceId, device_name: entry.name, ...fixBody(p) };
+  return {
+    device_id: deviceId,
+    device_name: entry.name,
+    ...fixBody(p),
+    attributes: sensorAttributes({ ignition: p.ignition === null ? null : p.ignition === 1, odometer_m: p.odometer_m, attributes: p.attributes }),
+  };
 }
 
 /** Index of the first id greater than `afterId` (binary search). */

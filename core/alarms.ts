@@ -8,6 +8,7 @@ export const EVENT_KINDS = [
   'device.offline',
   'geofence.enter',
   'geofence.exit',
+  'geofence.dwell',
   'event.harsh_brake',
   'event.acceleration',
   'event.curve',

@@ -395,8 +395,16 @@ export interface GeofenceCreated {
     geometry: { type: 'Polygon'; coordinates: number[][][] };
     center: { lat: number; lng: number } | null;
     radius_m: number | null;
+    /** Seconds inside before `geofence.dwell` is raised; absent in events stored before it existed. */
+    dwell_s?: number | null;
     created_at: number;
   };
+}
+
+/** PATCH /v1/geofences/{id}: the dwell threshold set or cleared. */
+export interface GeofenceUpdated {
+  type: 'GeofenceUpdated';
+  data: { geofence_id: string; customer_id: string; dwell_s: number | null; updated_at: number };
 }
 
 export interface GeofenceDeleted {
@@ -426,6 +434,7 @@ export type DomainEvent =
   | OAuthClientDeleted
   | OAuthTokenIssued
   | GeofenceCreated
+  | GeofenceUpdated
   | GeofenceDeleted
   | DriverCreated
   | ImeiClaimed

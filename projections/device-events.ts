@@ -35,6 +35,7 @@ export function severityOf(kind: RaisedKind, deltaKmh: number | null): Severity 
     }
     case 'geofence.enter':
     case 'geofence.exit':
+    case 'geofence.dwell':
     case 'event.ignition_on':
     case 'event.ignition_off':
     case 'trip.completed':

@@ -32,7 +32,7 @@ export function readModelProjections(): Projection[] {
     // Detectors: they derive DeviceEventRaised events (through the runner's outbox).
     safetyEventsProjection,
     geofencesProjection,
-    // Read models of derived events.
+    // Read models of derived events; trips also reads the geofences table, kept by the projection above.
     eventsProjection,
     driverScoresProjection,
     tripsProjection,

@@ -29,8 +29,10 @@ export { checkpointReader } from './runner/checkpoint.js';
  * 6: the live stream's feed by customer and log position.
  * 7: device commands read model, devices' command_texts, command events in the stream feed.
  * 8: trips, stops, idling and accumulators (projections/trips/).
+ * 9: sensor attributes on latest positions; status records' ignition and geofences in trips;
+ *    geofence dwell thresholds and what each visit raised.
  */
-export const READ_MODEL_VERSION = 8;
+export const READ_MODEL_VERSION = 9;
 
 /** Where the read models (all but the history and webhook delivery) keep their database in a data dir. */
 export const readModelsDbPath = (dataDir: string): string => join(dataDir, 'readmodels.sqlite');

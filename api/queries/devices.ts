@@ -5,7 +5,7 @@ import { stmt } from './statements.js';
 import { boundLimit } from '../../core/sqlite-limit.js';
 
 export interface DeviceWithPosition extends DeviceRow {
-  position: LatestPositionRow | null;
+  position: DevicePositionRow | null;
   /** Name of the linked driver (drivers read model), when there is one. */
   driver_name?: string | null;
 }
@@ -13,8 +13,17 @@ export interface DeviceWithPosition extends DeviceRow {
 const DEVICE = `SELECT d.*, dr.name AS driver_name FROM devices d
   LEFT JOIN drivers dr ON dr.driver_id = d.driver_id AND dr.customer_id = d.customer_id`;
 
-function latestPosition(db: Database.Database, customerId: string, deviceId: string): LatestPositionRow | null {
-  return (stmt(db, 'SELECT * FROM latest_positions WHERE device_id = ? AND customer_id = ?').get(deviceId, customerId) as LatestPositionRow | undefined) ?? null;
+/** The latest position's fix fields (a device shows no sensor attributes). */
+export type DevicePositionRow = Omit<LatestPositionRow, 'odometer_m' | 'attributes'>;
+
+const POSITION_COLUMNS = 'device_id, customer_id, lat, lng, speed_kmh, heading_deg, altitude_m, satellites, ignition, fix_time, received_at';
+
+function latestPosition(db: Database.Database, customerId: string, deviceId: string): DevicePositionRow | null {
+  return (
+    (stmt(db, `SELECT ${POSITION_COLUMNS} FROM latest_positions WHERE device_id = ? AND customer_id = ?`).get(deviceId, customerId) as
+      | DevicePositionRow
+      | undefined) ?? null
+  );
 }
 
 export function deviceById(db: Database.Database, customerId: string, deviceId: string): DeviceWithPosition | null {

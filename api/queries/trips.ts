@@ -20,6 +20,9 @@ export interface TripRecord {
   end_odometer_m: number;
   start_engine_s: number;
   end_engine_s: number;
+  /** JSON arrays of geofence ids. */
+  start_geofences: string;
+  end_geofences: string;
 }
 
 export interface SpanRecord {
@@ -28,6 +31,8 @@ export interface SpanRecord {
   end_t: number | null;
   lat: number;
   lng: number;
+  /** JSON array of geofence ids. */
+  geofences: string;
 }
 
 export type SpanTable = 'trips' | 'stops' | 'idles';
@@ -71,7 +76,7 @@ export function tripPage(db: Database.Database, customerId: string, f: SpanFilte
 
 /** A page of stops or idles in (start time, device id) order, each with its device's newest fix (an open one lasts to it). */
 export function spanPage(db: Database.Database, table: 'stops' | 'idles', customerId: string, f: SpanFilter): SpanRecord[] {
-  return pageOf(db, table, 'device_id, start_t, end_t, lat, lng', customerId, f) as SpanRecord[];
+  return pageOf(db, table, 'device_id, start_t, end_t, lat, lng, geofences', customerId, f) as SpanRecord[];
 }
 
 /** The time of each device's newest fix the trips read model folded. */

@@ -1,15 +1,15 @@
-/** Geofences: create (polygon or circle), list, read, delete. */
+/** Geofences: create (polygon or circle), list, read, set the dwell threshold, delete. */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { createGeofence, deleteGeofence } from '../../core/commands/geofences.js';
+import { createGeofence, deleteGeofence, updateGeofence } from '../../core/commands/geofences.js';
 import type { ApiContext } from '../context.js';
 import { geofenceShape } from '../geofence-input.js';
 import { ListCursor, idKey } from '../pagination.js';
 import { authOf } from '../plugins/auth.js';
 import { ApiError, notFound } from '../problem.js';
 import { geofenceById, geofencePage } from '../queries/geofences.js';
-import { CreateGeofenceBody, Geofence, GeofenceList, GeofenceParams, ListGeofencesQuery, geofenceBody } from '../schemas/geofences.js';
+import { CreateGeofenceBody, Geofence, GeofenceList, GeofenceParams, ListGeofencesQuery, UpdateGeofenceBody, geofenceBody } from '../schemas/geofences.js';
 
 const cursors = new ListCursor('geofences', idKey);
 
@@ -29,7 +29,9 @@ export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Pr
       if ('errors' in parsed) {
         throw new ApiError(400, 'validation_failed', parsed.errors.map((e) => `${e.pointer}: ${e.message}`).join('; '), parsed.errors);
       }
-      const { geofence_id: id, position } = await createGeofence(ctx.store, ctx.clock, { customer_id: auth.customerId, name: request.body.name, shape: parsed.shape });
+      const { geofence_id: id, position } = await createGeofence(ctx.store, ctx.clock, {
+        customer_id: auth.customerId, name: request.body.name, shape: parsed.shape, dwell_s: request.body.dwell_s ?? null,
+      });
       await ctx.waitFor(position);
       const row = geofenceById(db, auth.customerId, id);
       if (!row) throw new Error(`geofence ${id} missing from read model after creation`);
@@ -61,6 +63,29 @@ export async function geofencesRoutes(app: FastifyInstance, ctx: ApiContext): Pr
     },
     async (request) => {
       const auth = authOf(request);
+      const row = geofenceById(db, auth.customerId, request.params.id);
+      if (!row) throw notFound('geofence', request.params.id);
+      return geofenceBody(row);
+    },
+  );
+
+  r.patch(
+    '/v1/geofences/:id',
+    {
+      config: { scope: 'geofences:write' },
+      schema: {
+        tags: ['Geofences'],
+        summary: 'Set or clear a geofence\'s dwell threshold',
+        operationId: 'updateGeofence',
+        params: GeofenceParams,
+        body: UpdateGeofenceBody,
+        response: { 200: Geofence },
+      },
+    },
+    async (request) => {
+      const auth = authOf(request);
+      const position = await updateGeofence(ctx.store, ctx.clock, { customer_id: auth.customerId, geofence_id: request.params.id, ...request.body });
+      if (position) await ctx.waitFor(position);
       const row = geofenceById(db, auth.customerId, request.params.id);
       if (!row) throw notFound('geofence', request.params.id);
       return geofenceBody(row);

@@ -21,6 +21,8 @@ const listResponse = (list: TSchema, what: string) => ({
 });
 
 type TripItem = Static<typeof Trip>;
+/** Geofence ids in one CSV field, space-separated (an id holds no space). */
+const idList = (ids: string[]) => ids.join(' ');
 type SpanItem = Static<typeof Span>;
 
 const TRIP_COLUMNS: Array<[string, (t: TripItem) => CsvValue]> = [
@@ -41,6 +43,8 @@ const TRIP_COLUMNS: Array<[string, (t: TripItem) => CsvValue]> = [
   ['end_odometer_km', (t) => t.end.odometer_km],
   ['start_engine_hours', (t) => t.start.engine_hours],
   ['end_engine_hours', (t) => t.end.engine_hours],
+  ['start_geofences', (t) => idList(t.start.geofences)],
+  ['end_geofences', (t) => idList(t.end.geofences)],
 ];
 
 const SPAN_COLUMNS: Array<[string, (s: SpanItem) => CsvValue]> = [
@@ -50,6 +54,7 @@ const SPAN_COLUMNS: Array<[string, (s: SpanItem) => CsvValue]> = [
   ['duration_s', (s) => s.duration_s],
   ['lat', (s) => s.lat],
   ['lng', (s) => s.lng],
+  ['geofences', (s) => idList(s.geofences)],
 ];
 
 /** The window and filters of a list, checked; `after` is set per page. */

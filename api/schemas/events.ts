@@ -34,7 +34,7 @@ const KindFields = {
   limit_kmh: Type.Optional(Nullable(Type.Number({ description: 'overspeed: the limit that applied' }))),
   geofence_id: Type.Optional(Type.String()),
   geofence_name: Type.Optional(Type.String()),
-  dwell_s: Type.Optional(Nullable(Type.Integer({ description: 'geofence.exit: time spent inside' }))),
+  dwell_s: Type.Optional(Nullable(Type.Integer({ description: 'geofence.exit: time spent inside; geofence.dwell: time inside so far' }))),
   alarm_level: Type.Optional(Nullable(Type.Integer({ description: 'alarm kinds: the device-side level' }))),
   media_count: Type.Optional(Type.Integer({ description: 'alarm kinds: attachments the device announced' })),
   trip_distance_km: Type.Optional(Nullable(Type.Number({ description: 'ignition_off: distance since ignition on' }))),

@@ -4,6 +4,15 @@ import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 128, pattern: '\\S' });
 
+/** A stay shorter than a minute is a pass-through; a week is the longest a threshold means anything. */
+const DwellS = Nullable(
+  Type.Integer({
+    minimum: 60,
+    maximum: 604_800,
+    description: 'Raise `geofence.dwell` once a device has stayed inside this many seconds without leaving (once per visit); null: never',
+  }),
+);
+
 export const LatLng = Type.Object(
   { lat: Type.Number({ minimum: -90, maximum: 90 }), lng: Type.Number({ minimum: -180, maximum: 180 }) },
   { additionalProperties: false },
@@ -33,10 +42,14 @@ export const CreateGeofenceBody = Type.Object(
     ),
     center: Type.Optional(LatLng),
     radius_m: Type.Optional(Type.Number({ minimum: 10, maximum: 100_000, description: 'circle radius in metres' })),
+    dwell_s: Type.Optional(DwellS),
   },
   { additionalProperties: false },
 );
 export type CreateGeofenceBody = Static<typeof CreateGeofenceBody>;
+
+/** Merge-patch: a field left out stays, null clears. */
+export const UpdateGeofenceBody = Type.Object({ dwell_s: Type.Optional(DwellS) }, { additionalProperties: false });
 
 export const Geofence = Type.Object({
   id: Type.String(),
@@ -45,6 +58,7 @@ export const Geofence = Type.Object({
   geometry: PolygonGeometry,
   center: Nullable(Type.Object({ lat: Type.Number(), lng: Type.Number() })),
   radius_m: Nullable(Type.Number()),
+  dwell_s: DwellS,
   created_at: Timestamp,
 });
 
@@ -66,6 +80,7 @@ export function geofenceBody(g: GeofenceRow): Static<typeof Geofence> {
     geometry: JSON.parse(g.geometry) as Static<typeof PolygonGeometry>,
     center: g.center_lat === null || g.center_lng === null ? null : { lat: g.center_lat, lng: g.center_lng },
     radius_m: g.radius_m,
+    dwell_s: g.dwell_s,
     created_at: iso(g.created_at),
   };
 }

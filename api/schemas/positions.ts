@@ -22,7 +22,7 @@ const fixFields = {
 
 /** The fix alone: a device's `latest_position`. */
 export const DevicePosition = Type.Object(fixFields);
-export const LatestPosition = Type.Object({ device_id: Type.String(), device_name: Nullable(Type.String()), ...fixFields });
+export const LatestPosition = Type.Object({ device_id: Type.String(), device_name: Nullable(Type.String()), ...fixFields, attributes: SensorAttributes });
 export const HistoryPosition = Type.Object({
   device_id: Type.String(),
   ...fixFields,
@@ -39,7 +39,7 @@ export const StreamPosition = Type.Object({
 });
 
 /** A stored fix: read-model rows keep ignition as 0/1, events as a boolean. */
-export type StoredFix = Omit<LatestPositionRow, 'device_id' | 'customer_id' | 'ignition'> & { ignition: number | boolean | null };
+export type StoredFix = Omit<LatestPositionRow, 'device_id' | 'customer_id' | 'ignition' | 'odometer_m' | 'attributes'> & { ignition: number | boolean | null };
 
 export function fixBody(p: StoredFix): Static<typeof DevicePosition> {
   return {

@@ -10,12 +10,17 @@ import { Limit, Nullable, Pagination, Timestamp, iso } from './common.js';
 
 const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
 
+const Geofences = Type.Array(Type.String(), {
+  description: "Ids of the customer's geofences containing this position, as they were when the fix was applied (a geofence deleted since stays listed)",
+});
+
 const TripEnd = Type.Object({
   time: Timestamp,
   lat: Type.Number(),
   lng: Type.Number(),
   odometer_km: Type.Number({ description: 'The device accumulator (GET /v1/devices/{id}/accumulators) at this fix' }),
   engine_hours: Type.Number(),
+  geofences: Geofences,
 });
 
 export const Trip = Type.Object({
@@ -37,6 +42,7 @@ export const Span = Type.Object({
   duration_s: Type.Integer({ description: 'Up to the end, or to the device\'s latest fix while it lasts' }),
   lat: Type.Number(),
   lng: Type.Number(),
+  geofences: Geofences,
 });
 
 export const TripList = Type.Object({ data: Type.Array(Trip), pagination: Pagination });
@@ -60,8 +66,8 @@ export const TripsQuery = Type.Object({ ...windowAndPage, driver_id: commaIds('d
 export const SpansQuery = Type.Object(windowAndPage, { additionalProperties: false });
 export type TripsQuery = Static<typeof TripsQuery>;
 
-function tripEnd(t: number, lat: number, lng: number, odometerM: number, engineS: number): Static<typeof TripEnd> {
-  return { time: iso(t), lat, lng, odometer_km: round(odometerM / 1000, 3), engine_hours: round(engineS / 3600, 3) };
+function tripEnd(t: number, lat: number, lng: number, odometerM: number, engineS: number, geofences: string): Static<typeof TripEnd> {
+  return { time: iso(t), lat, lng, odometer_km: round(odometerM / 1000, 3), engine_hours: round(engineS / 3600, 3), geofences: JSON.parse(geofences) as string[] };
 }
 
 export function tripItem(r: TripRecord): Static<typeof Trip> {
@@ -69,8 +75,8 @@ export function tripItem(r: TripRecord): Static<typeof Trip> {
   return {
     device_id: r.device_id,
     driver_id: r.driver_id,
-    start: tripEnd(r.start_t, r.start_lat, r.start_lng, r.start_odometer_m, r.start_engine_s),
-    end: tripEnd(r.end_t, r.end_lat, r.end_lng, r.end_odometer_m, r.end_engine_s),
+    start: tripEnd(r.start_t, r.start_lat, r.start_lng, r.start_odometer_m, r.start_engine_s, r.start_geofences),
+    end: tripEnd(r.end_t, r.end_lat, r.end_lng, r.end_odometer_m, r.end_engine_s, r.end_geofences),
     distance_km: round(r.distance_m / 1000, 3),
     duration_s: durationS,
     max_speed_kmh: r.max_speed_kmh,
@@ -82,7 +88,15 @@ export function tripItem(r: TripRecord): Static<typeof Trip> {
 /** `latestFixT`: the device's newest fix, which an open span lasts to. */
 export function spanItem(r: SpanRecord, latestFixT: number | null): Static<typeof Span> {
   const until = r.end_t ?? Math.max(latestFixT ?? r.start_t, r.start_t);
-  return { device_id: r.device_id, start: iso(r.start_t), end: iso(r.end_t), duration_s: Math.round((until - r.start_t) / 1000), lat: r.lat, lng: r.lng };
+  return {
+    device_id: r.device_id,
+    start: iso(r.start_t),
+    end: iso(r.end_t),
+    duration_s: Math.round((until - r.start_t) / 1000),
+    lat: r.lat,
+    lng: r.lng,
+    geofences: JSON.parse(r.geofences) as string[],
+  };
 }
 
 export const Accumulators = Type.Object({

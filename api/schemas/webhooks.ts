@@ -80,6 +80,19 @@ export const WEBHOOK_FAMILIES: readonly WebhookFamily[] = [
     ),
   },
   {
+    name: 'GeofenceDwellPayload',
+    kinds: ['geofence.dwell'],
+    schema: payload(
+      ['geofence.dwell'],
+      {
+        geofence_id: Type.String(),
+        geofence_name: Type.String(),
+        dwell_s: Type.Number({ description: 'Time inside so far: at least the geofence\'s dwell_s' }),
+      },
+      'A device has stayed inside a geofence for its dwell threshold (once per visit); position: the fix that reached it',
+    ),
+  },
+  {
     name: 'HarshDrivingPayload',
     kinds: ['event.harsh_brake', 'event.acceleration', 'event.curve'],
     schema: payload(

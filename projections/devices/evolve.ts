@@ -118,6 +118,7 @@ export function evolveDevice(row: DeviceRow | null, e: DomainEvent): DeviceRow |
     case 'OAuthClientDeleted':
     case 'OAuthTokenIssued':
     case 'GeofenceCreated':
+    case 'GeofenceUpdated':
     case 'GeofenceDeleted':
     case 'DriverCreated':
     case 'ImeiClaimed':

@@ -12,6 +12,8 @@ const REBUILD_AFTER_CHANGES = 32;
 
 export class CustomerFences {
   private readonly fences = new Map<string, Fence>();
+  /** Dwell thresholds in ms, of the geofences that have one. */
+  private readonly dwell = new Map<string, number>();
   private index: GeofenceIndex | null = null;
   private indexed = new Set<string>();
   private added: Fence[] = [];
@@ -29,6 +31,15 @@ export class CustomerFences {
     return this.fences.get(id);
   }
 
+  dwellMs(id: string): number | null {
+    return this.dwell.get(id) ?? null;
+  }
+
+  setDwell(id: string, dwellS: number | null | undefined): void {
+    if (dwellS === null || dwellS === undefined) this.dwell.delete(id);
+    else this.dwell.set(id, dwellS * 1000);
+  }
+
   add(f: Fence): void {
     this.fences.set(f.id, f);
     if (!this.index) return;
@@ -38,6 +49,7 @@ export class CustomerFences {
   }
 
   remove(id: string): void {
+    this.dwell.delete(id);
     if (!this.fences.delete(id) || !this.index) return;
     const before = this.added.length;
     this.added = this.added.filter((f) => f.id !== id);

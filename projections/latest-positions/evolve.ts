@@ -18,6 +18,9 @@ export interface LatestPositionRow {
   ignition: number | null;
   fix_time: number;
   received_at: number;
+  /** The unit's own odometer, and the fix's decoded values as the gateway stored them (the API names them, api/sensor-attributes.ts). */
+  odometer_m: number | null;
+  attributes: PositionRecorded['data']['attributes'];
 }
 
 export function evolveLatestPosition(
@@ -39,5 +42,7 @@ export function evolveLatestPosition(
     ignition: d.ignition === null ? null : d.ignition ? 1 : 0,
     fix_time: d.fix_time,
     received_at: d.received_at,
+    odometer_m: d.odometer_m,
+    attributes: d.attributes,
   };
 }

@@ -10,7 +10,7 @@ export const latestPositionsProjection: Projection = {
       CREATE TABLE IF NOT EXISTS latest_positions (
         device_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, lat REAL NOT NULL, lng REAL NOT NULL,
         speed_kmh REAL, heading_deg REAL, altitude_m REAL, satellites INTEGER, ignition INTEGER,
-        fix_time INTEGER NOT NULL, received_at INTEGER NOT NULL);
+        fix_time INTEGER NOT NULL, received_at INTEGER NOT NULL, odometer_m REAL, attributes TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS latest_positions_by_customer ON latest_positions (customer_id, device_id);`);
   },
   prepare(db: Database.Database) {
@@ -19,11 +19,13 @@ export const latestPositionsProjection: Projection = {
     // never read: the batch keeps each device's newest fix by the same rule and writes it once, at its end.
     const put = db.prepare(
       `INSERT INTO latest_positions
-       (device_id, customer_id, lat, lng, speed_kmh, heading_deg, altitude_m, satellites, ignition, fix_time, received_at)
-       VALUES (@device_id, @customer_id, @lat, @lng, @speed_kmh, @heading_deg, @altitude_m, @satellites, @ignition, @fix_time, @received_at)
+       (device_id, customer_id, lat, lng, speed_kmh, heading_deg, altitude_m, satellites, ignition, fix_time, received_at, odometer_m, attributes)
+       VALUES (@device_id, @customer_id, @lat, @lng, @speed_kmh, @heading_deg, @altitude_m, @satellites, @ignition, @fix_time, @received_at,
+         @odometer_m, @attributes)
        ON CONFLICT(device_id) DO UPDATE SET customer_id = excluded.customer_id, lat = excluded.lat, lng = excluded.lng,
          speed_kmh = excluded.speed_kmh, heading_deg = excluded.heading_deg, altitude_m = excluded.altitude_m,
-         satellites = excluded.satellites, ignition = excluded.ignition, fix_time = excluded.fix_time, received_at = excluded.received_at
+         satellites = excluded.satellites, ignition = excluded.ignition, fix_time = excluded.fix_time, received_at = excluded.received_at,
+         odometer_m = excluded.odometer_m, attributes = excluded.attributes
        WHERE excluded.fix_time >= latest_positions.fix_time`,
     );
     const newest = new Map<string, LatestPositionRow>();
@@ -36,7 +38,8 @@ export const latestPositionsProjection: Projection = {
       },
       {
         flush: () => {
-          for (const row of newest.values()) put.run(row);
+          // The attributes are turned into text here, once per device and batch, not once per fix.
+          for (const row of newest.values()) put.run({ ...row, attributes: JSON.stringify(row.attributes) });
           newest.clear();
         },
         discard: () => newest.clear(),

@@ -117,6 +117,7 @@ export const tenantsProjection: Projection = {
           );
           return;
         case 'GeofenceCreated':
+        case 'GeofenceUpdated':
         case 'GeofenceDeleted':
         case 'DriverCreated':
         case 'ImeiClaimed':

@@ -24,6 +24,8 @@ export interface TripFix {
   odometer_m: number;
   engine_s: number;
   driver_id: string | null;
+  /** Ids of the customer's geofences containing it (sorted), as they were when it was applied. */
+  geofences: string[];
 }
 
 /** After this many fixes in a row too far from the last accepted one, the vehicle did move there (a tow, a ferry, a long gap). */
@@ -42,6 +44,8 @@ export interface SpanRow {
   end_t: number | null;
   lat: number;
   lng: number;
+  /** Those of the fix it starts at. */
+  geofences: string[];
 }
 
 /** What a step writes: rows are keyed by device and start time, so an upsert replaces and a delete names the start. */
@@ -84,6 +88,26 @@ export function stateBeforeTrip(stop: SpanRow | null): TripFoldState {
   return { ...INITIAL_TRIP_STATE, stop: stop ? { ...stop, end_t: null } : null };
 }
 
+/**
+ * The ignition a status record without a location reported (a GT06 heartbeat's ACC bit): the
+ * device's state, not a position. Fixes that carry no ignition of their own take it (GT06 0x12
+ * packets have no ACC), so such a unit's trips start and end by its key; it holds for
+ * REPORTED_IGNITION_HOLD_MS from its report, after which speed decides again.
+ */
+export interface ReportedIgnition {
+  on: boolean;
+  t: number;
+}
+
+/** Longer than the heartbeat period units are set to (minutes), so a state is not dropped between two reports. */
+export const REPORTED_IGNITION_HOLD_MS = 30 * 60_000;
+
+/** The ignition a fix is folded with: its own, else the device's last reported one when recent enough. */
+export function ignitionOf(own: boolean | null, t: number, reported: ReportedIgnition | null): boolean | null {
+  if (own !== null || reported === null) return own;
+  return Math.abs(t - reported.t) <= REPORTED_IGNITION_HOLD_MS ? reported.on : null;
+}
+
 export function isActive(fix: TripFix, rules: TripRules): boolean {
   if (rules.trip_source === 'auto' && fix.ignition !== null) return fix.ignition;
   return (fix.speed_kmh ?? 0) >= rules.moving_speed_kmh;
@@ -106,6 +130,11 @@ function measure(state: TripFoldState, cur: TripFix, rules: TripRules): { metres
   return { metres: moving && impliedKmh <= MAX_PLAUSIBLE_KMH ? metres : 0, accepted: true };
 }
 
+/** A stop or idle beginning at `fix`, where it stands. */
+function spanAt(fix: TripFix, endT: number | null): SpanRow {
+  return { start_t: fix.t, end_t: endT, lat: fix.lat, lng: fix.lng, geofences: fix.geofences };
+}
+
 function newRun(fix: TripFix): Run {
   return { start: fix, last: fix, distance_m: 0, max_speed_kmh: fix.speed_kmh ?? 0, idle_ms: 0, qualified: false, paused_at: null, pause_idle_ms: 0 };
 }
@@ -126,7 +155,7 @@ export function foldFix(state: TripFoldState, cur: TripFix, rules: TripRules): {
   if (idle && !isIdling(cur, rules)) {
     const ms = cur.t - idle.start.t;
     if (ms >= rules.min_idle_duration_s * 1000) {
-      writes.push({ table: 'idles', row: { start_t: idle.start.t, end_t: cur.t, lat: idle.start.lat, lng: idle.start.lng } });
+      writes.push({ table: 'idles', row: spanAt(idle.start, cur.t) });
       if (run && run.paused_at) run.pause_idle_ms += ms;
       else if (run) run.idle_ms += ms;
     }
@@ -135,7 +164,7 @@ export function foldFix(state: TripFoldState, cur: TripFix, rules: TripRules): {
     idle = { start: cur, written: false };
   }
   if (idle && !idle.written && cur.t - idle.start.t >= rules.min_idle_duration_s * 1000) {
-    writes.push({ table: 'idles', row: { start_t: idle.start.t, end_t: null, lat: idle.start.lat, lng: idle.start.lng } });
+    writes.push({ table: 'idles', row: spanAt(idle.start, null) });
     idle = { start: idle.start, written: true };
   }
 
@@ -144,10 +173,10 @@ export function foldFix(state: TripFoldState, cur: TripFix, rules: TripRules): {
   const close = (r: Run, end: TripFix) => {
     if (r.qualified) {
       writes.push({ table: 'trips', row: { start: r.start, end, distance_m: r.distance_m, max_speed_kmh: r.max_speed_kmh, idle_ms: r.idle_ms } });
-      stop = { start_t: end.t, end_t: null, lat: end.lat, lng: end.lng };
+      stop = spanAt(end, null);
       writes.push({ table: 'stops', row: stop });
     } else if (!stop) {
-      stop = { start_t: r.start.t, end_t: null, lat: r.start.lat, lng: r.start.lng };
+      stop = spanAt(r.start, null);
       writes.push({ table: 'stops', row: stop });
     }
   };
@@ -189,7 +218,7 @@ export function foldFix(state: TripFoldState, cur: TripFix, rules: TripRules): {
       run = null;
     }
   } else if (!stop) {
-    stop = { start_t: cur.t, end_t: null, lat: cur.lat, lng: cur.lng };
+    stop = spanAt(cur, null);
     writes.push({ table: 'stops', row: stop });
   }
 

@@ -5,21 +5,25 @@
  * neighbours, taking their accumulator readings and driver, and the device
  * is folded again from the last trip that started before it, so the rows
  * equal those of an in-order arrival. Closed trips and idles raise their
- * events (raise.ts). Only usable fixes count (usable-fix.ts).
+ * events (raise.ts). Only usable fixes count (usable-fix.ts); a status record's
+ * ignition (a GT06 heartbeat) is kept as the device's, for fixes that have none.
+ * Each fix is tested against the customer's geofences when it is applied, and
+ * trips, stops and idles carry those of the fixes they start and end at.
  * Each device's fold and accumulators are kept in memory for the batch and
  * written at its end (batch-rows.ts); the rows it cuts are written at once.
  */
 import type Database from 'better-sqlite3';
-import type { AccumulatorsSet, PositionRecorded, TripRulesSet } from '../../core/events.js';
+import type { AccumulatorsSet, PositionRecorded, StatusReported, TripRulesSet } from '../../core/events.js';
 import { DEFAULT_TRIP_RULES, type TripRules } from '../../core/trip-rules.js';
 import { BatchLookup, BatchRows } from '../batch-rows.js';
+import { FenceCache } from '../geofences/fence-cache.js';
 import { dayOf } from '../driver-scores/days.js';
 import { FIX_RETENTION_MS } from '../driver-scores/index.js';
 import { batchHandler, type DerivedEvent, type Projection } from '../projection.js';
 import { deviceContextLookup } from '../speed-limit.js';
-import { isUsableFix } from '../usable-fix.js';
+import { believableTime, isUsableFix } from '../usable-fix.js';
 import { accumulate, engineCounterOf, INITIAL_ACCUMULATORS, readAccumulators, setAccumulators, type AccumulatorState } from './accumulate.js';
-import { foldFix, INITIAL_TRIP_STATE, stateBeforeTrip, type TripFix, type TripFoldState } from './fold.js';
+import { foldFix, ignitionOf, INITIAL_TRIP_STATE, stateBeforeTrip, type ReportedIgnition, type TripFix, type TripFoldState } from './fold.js';
 import { raisedBy } from './raise.js';
 import { migrateTripTables, tripStatements, type TripStatements } from './tables.js';
 
@@ -27,6 +31,8 @@ interface DeviceTrips {
   customer_id: string;
   fold: TripFoldState;
   accumulators: AccumulatorState;
+  /** The ignition its last status record reported (a GT06 heartbeat), for fixes without one. */
+  ignition: ReportedIgnition | null;
 }
 
 export const tripsProjection: Projection = {
@@ -35,18 +41,22 @@ export const tripsProjection: Projection = {
   prepare(db: Database.Database) {
     const q = tripStatements(db);
     const context = new BatchLookup(deviceContextLookup(db));
+    // Geofences as the log has them at each fix; the geofences projection (applied before this one) keeps their table.
+    const fences = new FenceCache(db);
     const rulesOf = new BatchLookup((customerId): TripRules => {
       const stored = q.rules.get(customerId) as string | undefined;
       return stored ? (JSON.parse(stored) as TripRules) : DEFAULT_TRIP_RULES;
     });
     const devices = new BatchRows<string, DeviceTrips>(
       (deviceId) => {
-        const row = q.loadDevice.get(deviceId) as { customer_id: string; fold: string; accumulators: string } | undefined;
-        return row ? { customer_id: row.customer_id, fold: JSON.parse(row.fold), accumulators: JSON.parse(row.accumulators) } : null;
+        const row = q.loadDevice.get(deviceId) as { customer_id: string; fold: string; accumulators: string; ignition: string | null } | undefined;
+        if (!row) return null;
+        return { customer_id: row.customer_id, fold: JSON.parse(row.fold), accumulators: JSON.parse(row.accumulators), ignition: row.ignition === null ? null : JSON.parse(row.ignition) };
       },
       (deviceId, d) => {
         const read = readAccumulators(d.accumulators);
-        q.saveDevice.run(deviceId, d.customer_id, JSON.stringify(d.fold), JSON.stringify(d.accumulators), read.odometer_m, read.engine_ms);
+        const ignition = d.ignition === null ? null : JSON.stringify(d.ignition);
+        q.saveDevice.run(deviceId, d.customer_id, JSON.stringify(d.fold), JSON.stringify(d.accumulators), read.odometer_m, read.engine_ms, ignition);
       },
     );
 
@@ -71,10 +81,13 @@ export const tripsProjection: Projection = {
       return state;
     };
 
+    const deviceOf = (e: { device_id: string; customer_id: string }): DeviceTrips =>
+      devices.get(e.device_id) ?? { customer_id: e.customer_id, fold: INITIAL_TRIP_STATE, accumulators: INITIAL_ACCUMULATORS, ignition: null };
+
     const onFix = (p: PositionRecorded['data']): DerivedEvent[] => {
       const raised: DerivedEvent[] = [];
       if (!isUsableFix(p)) return raised;
-      const d = devices.get(p.device_id) ?? { customer_id: p.customer_id, fold: INITIAL_TRIP_STATE, accumulators: INITIAL_ACCUMULATORS };
+      const d = deviceOf(p);
       const lastT = d.fold.last_t;
       if (lastT !== null && p.fix_time <= lastT) {
         // Two fixes with the same time: the first one stands.
@@ -85,21 +98,24 @@ export const tripsProjection: Projection = {
           lat: p.lat,
           lng: p.lng,
           speed_kmh: p.speed_kmh,
-          ignition: p.ignition,
+          // Without its own, the ignition its neighbour was folded with (a heartbeat's included).
+          ignition: p.ignition ?? near?.ignition ?? null,
           odometer_m: near?.odometer_m ?? 0,
           engine_s: near?.engine_s ?? 0,
           driver_id: near?.driver_id ?? null,
+          geofences: fences.containing(p.customer_id, p.lat, p.lng),
         };
         q.insertTripFix(p.device_id, late);
         devices.set(p.device_id, { ...d, fold: refold(p.device_id, d, p.fix_time, raised) });
         return raised;
       }
+      const ignition = ignitionOf(p.ignition, p.fix_time, d.ignition);
       const accumulators = accumulate(d.accumulators, {
         t: p.fix_time,
         lat: p.lat,
         lng: p.lng,
         speed_kmh: p.speed_kmh,
-        ignition: p.ignition,
+        ignition,
         odometer_m: p.odometer_m,
         engine_s: engineCounterOf(p.attributes),
       });
@@ -109,23 +125,33 @@ export const tripsProjection: Projection = {
         lat: p.lat,
         lng: p.lng,
         speed_kmh: p.speed_kmh,
-        ignition: p.ignition,
+        ignition,
         odometer_m: read.odometer_m,
         engine_s: read.engine_ms / 1000,
         driver_id: context.get(p.device_id).driverId,
+        geofences: fences.containing(p.customer_id, p.lat, p.lng),
       };
       q.insertTripFix(p.device_id, fix);
       const step = foldFix(d.fold, fix, rulesOf.get(d.customer_id));
       write(p.device_id, d.customer_id, step.writes, raised);
-      devices.set(p.device_id, { customer_id: d.customer_id, fold: step.state, accumulators });
+      devices.set(p.device_id, { ...d, fold: step.state, accumulators });
       // Once a day per device, forget fixes too old to be spliced into.
       if (lastT !== null && dayOf(lastT) !== dayOf(fix.t)) q.pruneFixes.run(p.device_id, fix.t - FIX_RETENTION_MS);
       return raised;
     };
 
     const onAccumulatorsSet = (a: AccumulatorsSet['data']) => {
-      const d = devices.get(a.device_id) ?? { customer_id: a.customer_id, fold: INITIAL_TRIP_STATE, accumulators: INITIAL_ACCUMULATORS };
+      const d = deviceOf(a);
       devices.set(a.device_id, { ...d, accumulators: setAccumulators(d.accumulators, a) });
+    };
+
+    /** A status record's ignition becomes the device's; an older report than the one kept changes nothing. */
+    const onStatus = (r: StatusReported['data']) => {
+      if (r.ignition === null) return;
+      const t = believableTime(r.at, r.received_at);
+      const d = deviceOf(r);
+      if (d.ignition && d.ignition.t > t) return;
+      devices.set(r.device_id, { ...d, ignition: { on: r.ignition, t } });
     };
 
     const onRulesSet = (r: TripRulesSet['data']) => {
@@ -138,7 +164,11 @@ export const tripsProjection: Projection = {
         context.seen(e.type);
         rulesOf.seen(e.type);
         if (e.type === 'PositionRecorded') return onFix(e.data);
-        if (e.type === 'AccumulatorsSet') onAccumulatorsSet(e.data);
+        if (e.type === 'StatusReported') onStatus(e.data);
+        // Geofences in log order (a GeofenceUpdated sets a dwell threshold, which no trip names).
+        else if (e.type === 'GeofenceCreated') fences.created(e.data);
+        else if (e.type === 'GeofenceDeleted') fences.deleted(e.data.customer_id, e.data.geofence_id);
+        else if (e.type === 'AccumulatorsSet') onAccumulatorsSet(e.data);
         else if (e.type === 'TripRulesSet') onRulesSet(e.data);
         return undefined;
       },

@@ -11,24 +11,24 @@ export function migrateTripTables(db: Database.Database): void {
   db.exec(`
     CREATE TABLE IF NOT EXISTS trip_devices (
       device_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, fold TEXT NOT NULL, accumulators TEXT NOT NULL,
-      odometer_m REAL NOT NULL, engine_ms REAL NOT NULL) WITHOUT ROWID;
+      odometer_m REAL NOT NULL, engine_ms REAL NOT NULL, ignition TEXT) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS trip_fixes (
       device_id TEXT NOT NULL, t INTEGER NOT NULL, lat REAL NOT NULL, lng REAL NOT NULL, speed_kmh REAL, ignition INTEGER,
-      odometer_m REAL NOT NULL, engine_s REAL NOT NULL, driver_id TEXT, PRIMARY KEY (device_id, t)) WITHOUT ROWID;
+      odometer_m REAL NOT NULL, engine_s REAL NOT NULL, driver_id TEXT, geofences TEXT, PRIMARY KEY (device_id, t)) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS trips (
       device_id TEXT NOT NULL, start_t INTEGER NOT NULL, customer_id TEXT NOT NULL, driver_id TEXT,
       start_lat REAL NOT NULL, start_lng REAL NOT NULL, end_t INTEGER NOT NULL, end_lat REAL NOT NULL, end_lng REAL NOT NULL,
       distance_m REAL NOT NULL, max_speed_kmh REAL NOT NULL, idle_ms INTEGER NOT NULL,
       start_odometer_m REAL NOT NULL, end_odometer_m REAL NOT NULL, start_engine_s REAL NOT NULL, end_engine_s REAL NOT NULL,
-      PRIMARY KEY (device_id, start_t)) WITHOUT ROWID;
+      start_geofences TEXT NOT NULL, end_geofences TEXT NOT NULL, PRIMARY KEY (device_id, start_t)) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS trips_by_customer ON trips (customer_id, start_t, device_id);
     CREATE TABLE IF NOT EXISTS stops (
       device_id TEXT NOT NULL, start_t INTEGER NOT NULL, customer_id TEXT NOT NULL, end_t INTEGER, lat REAL NOT NULL, lng REAL NOT NULL,
-      PRIMARY KEY (device_id, start_t)) WITHOUT ROWID;
+      geofences TEXT NOT NULL, PRIMARY KEY (device_id, start_t)) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS stops_by_customer ON stops (customer_id, start_t, device_id);
     CREATE TABLE IF NOT EXISTS idles (
       device_id TEXT NOT NULL, start_t INTEGER NOT NULL, customer_id TEXT NOT NULL, end_t INTEGER, lat REAL NOT NULL, lng REAL NOT NULL,
-      PRIMARY KEY (device_id, start_t)) WITHOUT ROWID;
+      geofences TEXT NOT NULL, PRIMARY KEY (device_id, start_t)) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS idles_by_customer ON idles (customer_id, start_t, device_id);
     CREATE TABLE IF NOT EXISTS trip_rules (customer_id TEXT PRIMARY KEY, rules TEXT NOT NULL) WITHOUT ROWID;`);
 }
@@ -42,10 +42,12 @@ interface StoredTripFix {
   odometer_m: number;
   engine_s: number;
   driver_id: string | null;
+  /** JSON, null for none (most fixes). */
+  geofences: string | null;
 }
 
 function tripFixOf(row: StoredTripFix): TripFix {
-  return { ...row, ignition: row.ignition === null ? null : row.ignition === 1 };
+  return { ...row, ignition: row.ignition === null ? null : row.ignition === 1, geofences: row.geofences === null ? [] : (JSON.parse(row.geofences) as string[]) };
 }
 
 export function tripStatements(db: Database.Database) {
@@ -55,18 +57,18 @@ export function tripStatements(db: Database.Database) {
     fixAfter: db.prepare('SELECT * FROM trip_fixes WHERE device_id = ? AND t > ? ORDER BY t ASC LIMIT 1'),
     fixesFrom: db.prepare('SELECT * FROM trip_fixes WHERE device_id = ? AND t >= ? ORDER BY t ASC'),
     insertFix: db.prepare(
-      'INSERT INTO trip_fixes (device_id, t, lat, lng, speed_kmh, ignition, odometer_m, engine_s, driver_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO trip_fixes (device_id, t, lat, lng, speed_kmh, ignition, odometer_m, engine_s, driver_id, geofences) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     pruneFixes: db.prepare('DELETE FROM trip_fixes WHERE device_id = ? AND t < ?'),
     tripStartAtOrBefore: db.prepare('SELECT start_t FROM trips WHERE device_id = ? AND start_t <= ? ORDER BY start_t DESC LIMIT 1').pluck(),
-    stopBefore: db.prepare('SELECT start_t, end_t, lat, lng FROM stops WHERE device_id = ? AND start_t < ? ORDER BY start_t DESC LIMIT 1'),
+    stopBefore: db.prepare('SELECT start_t, end_t, lat, lng, geofences FROM stops WHERE device_id = ? AND start_t < ? ORDER BY start_t DESC LIMIT 1'),
     upsertTrip: db.prepare(
       `INSERT OR REPLACE INTO trips (device_id, start_t, customer_id, driver_id, start_lat, start_lng, end_t, end_lat, end_lng,
-         distance_m, max_speed_kmh, idle_ms, start_odometer_m, end_odometer_m, start_engine_s, end_engine_s)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         distance_m, max_speed_kmh, idle_ms, start_odometer_m, end_odometer_m, start_engine_s, end_engine_s, start_geofences, end_geofences)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    upsertStop: db.prepare('INSERT OR REPLACE INTO stops (device_id, start_t, customer_id, end_t, lat, lng) VALUES (?, ?, ?, ?, ?, ?)'),
-    upsertIdle: db.prepare('INSERT OR REPLACE INTO idles (device_id, start_t, customer_id, end_t, lat, lng) VALUES (?, ?, ?, ?, ?, ?)'),
+    upsertStop: db.prepare('INSERT OR REPLACE INTO stops (device_id, start_t, customer_id, end_t, lat, lng, geofences) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    upsertIdle: db.prepare('INSERT OR REPLACE INTO idles (device_id, start_t, customer_id, end_t, lat, lng, geofences) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     deleteStop: db.prepare('DELETE FROM stops WHERE device_id = ? AND start_t = ?'),
     deleteFrom: {
       trips: db.prepare('DELETE FROM trips WHERE device_id = ? AND start_t >= ?'),
@@ -75,9 +77,9 @@ export function tripStatements(db: Database.Database) {
     },
     rules: db.prepare('SELECT rules FROM trip_rules WHERE customer_id = ?').pluck(),
     setRules: db.prepare('INSERT OR REPLACE INTO trip_rules (customer_id, rules) VALUES (?, ?)'),
-    loadDevice: db.prepare('SELECT customer_id, fold, accumulators FROM trip_devices WHERE device_id = ?'),
+    loadDevice: db.prepare('SELECT customer_id, fold, accumulators, ignition FROM trip_devices WHERE device_id = ?'),
     saveDevice: db.prepare(
-      'INSERT OR REPLACE INTO trip_devices (device_id, customer_id, fold, accumulators, odometer_m, engine_ms) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT OR REPLACE INTO trip_devices (device_id, customer_id, fold, accumulators, odometer_m, engine_ms, ignition) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
   };
 
@@ -91,10 +93,12 @@ export function tripStatements(db: Database.Database) {
       return (s.fixesFrom.all(deviceId, t) as StoredTripFix[]).map(tripFixOf);
     },
     insertTripFix(deviceId: string, f: TripFix): void {
-      s.insertFix.run(deviceId, f.t, f.lat, f.lng, f.speed_kmh, f.ignition === null ? null : f.ignition ? 1 : 0, f.odometer_m, f.engine_s, f.driver_id);
+      const geofences = f.geofences.length === 0 ? null : JSON.stringify(f.geofences);
+      s.insertFix.run(deviceId, f.t, f.lat, f.lng, f.speed_kmh, f.ignition === null ? null : f.ignition ? 1 : 0, f.odometer_m, f.engine_s, f.driver_id, geofences);
     },
     stopBeforeTime(deviceId: string, t: number): SpanRow | null {
-      return (s.stopBefore.get(deviceId, t) as SpanRow | undefined) ?? null;
+      const row = s.stopBefore.get(deviceId, t) as (Omit<SpanRow, 'geofences'> & { geofences: string }) | undefined;
+      return row ? { ...row, geofences: JSON.parse(row.geofences) as string[] } : null;
     },
     apply(deviceId: string, customerId: string, writes: TripWrite[]): void {
       for (const w of writes) {
@@ -104,10 +108,11 @@ export function tripStatements(db: Database.Database) {
           s.upsertTrip.run(
             deviceId, r.start.t, customerId, r.start.driver_id, r.start.lat, r.start.lng, r.end.t, r.end.lat, r.end.lng,
             r.distance_m, r.max_speed_kmh, r.idle_ms, r.start.odometer_m, r.end.odometer_m, r.start.engine_s, r.end.engine_s,
+            JSON.stringify(r.start.geofences), JSON.stringify(r.end.geofences),
           );
         } else {
           const r = w.row;
-          (w.table === 'stops' ? s.upsertStop : s.upsertIdle).run(deviceId, r.start_t, customerId, r.end_t, r.lat, r.lng);
+          (w.table === 'stops' ? s.upsertStop : s.upsertIdle).run(deviceId, r.start_t, customerId, r.end_t, r.lat, r.lng, JSON.stringify(r.geofences));
         }
       }
     },

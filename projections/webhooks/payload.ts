@@ -1,6 +1,6 @@
 /**
  * What a store event is worth to a webhook receiver: zero or more payloads
- * of the 23 kinds. Pure: the same event and device state give the same
+ * of the 24 kinds. Pure: the same event and device state give the same
  * payload (and `event_id`) on every replay, rebuild and redelivery.
  *
  * - `position.updated`: every fix the history keeps (plausible ones).

@@ -85,6 +85,9 @@ const ROUTES: Record<string, RouteCase> = {
   'POST /v1/geofences': { scopes: ['geofences:write'], ok: 201, request: () => ({ url: '/v1/geofences', payload: circle }) },
   'GET /v1/geofences': { scopes: ['geofences:read'], ok: 200, request: () => ({ url: '/v1/geofences' }) },
   'GET /v1/geofences/:id': { scopes: ['geofences:read'], ok: 200, request: (f) => ({ url: `/v1/geofences/${f.geofenceId}` }) },
+  'PATCH /v1/geofences/:id': {
+    scopes: ['geofences:write'], ok: 200, request: (f) => ({ url: `/v1/geofences/${f.geofenceId}`, payload: { dwell_s: 900 } }),
+  },
   'DELETE /v1/geofences/:id': {
     scopes: ['geofences:write'], ok: 204, request: async (f) => ({ url: `/v1/geofences/${await f.create('/v1/geofences', circle)}` }),
   },

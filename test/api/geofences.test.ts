@@ -5,6 +5,7 @@ import { imeiFrom } from '../../core/imei.js';
 import { streams } from '../../core/streams.js';
 import { startApiHarness, type ApiHarness } from '../support/api-harness.js';
 import { ResponseValidator, expectDocumented, loadOpenApi } from '../support/openapi.js';
+import { positionRecorded } from '../support/store-events.js';
 
 let h: ApiHarness;
 let doc: ResponseValidator;
@@ -62,7 +63,7 @@ describe('POST /v1/geofences', () => {
     const body = res.json();
     expect(res.headers.location).toBe(`/v1/geofences/${body.id}`);
     expect(body).toEqual({
-      id: expect.stringMatching(/^geo_/), name: 'Depot', shape: 'polygon', geometry: SQUARE, center: null, radius_m: null,
+      id: expect.stringMatching(/^geo_/), name: 'Depot', shape: 'polygon', geometry: SQUARE, center: null, radius_m: null, dwell_s: null,
       created_at: '2026-11-22T12:00:00.000Z',
     });
     expect((await get(res.headers.location as string)).json()).toEqual(body);
@@ -212,6 +213,47 @@ describe('GET /v1/geofences', () => {
     const bad = await get('/v1/geofences?cursor=bm9wZQ');
     expect(bad.statusCode).toBe(400);
     expect(bad.json().errors[0].pointer).toBe('/query/cursor');
+  });
+});
+
+describe('PATCH /v1/geofences/{id} and geofence.dwell', () => {
+  it('sets and clears dwell_s, and a device staying that long raises geofence.dwell once per visit', async () => {
+    const { post, get, headers, customerId } = await customer();
+    const created = await post({ name: 'Depot', geometry: SQUARE, dwell_s: 600 });
+    expect(created.json().dwell_s).toBe(600);
+    const id = created.json().id as string;
+    const patch = async (payload: unknown, hdrs = headers) => {
+      const res = await h.app.inject({ method: 'PATCH', url: `/v1/geofences/${id}`, headers: hdrs, payload: payload as object });
+      expectDocumented(doc, 'PATCH', '/v1/geofences/{id}', res);
+      return res;
+    };
+    const lowered = await patch({ dwell_s: 300 });
+    expect(lowered.statusCode).toBe(200);
+    expect(lowered.json()).toEqual({ ...created.json(), dwell_s: 300 });
+    expect((await get(`/v1/geofences/${id}`)).json().dwell_s).toBe(300);
+    expect((await patch({})).json().dwell_s).toBe(300);
+    const other = await h.newCustomer('Other');
+    expect((await patch({ dwell_s: 60 }, { authorization: `Bearer ${other.apiKey}` })).statusCode).toBe(404);
+    expect((await h.app.inject({ method: 'PATCH', url: '/v1/geofences/geo_01j00000000000000000000000', headers, payload: { dwell_s: 60 } })).statusCode).toBe(404);
+
+    const device = await h.app.inject({ method: 'POST', url: '/v1/devices', headers, payload: { imei: imeiFrom('35693803564381'), model: 'FMB920' } });
+    const deviceId = device.json().id as string;
+    const T = Date.UTC(2026, 10, 22, 8, 0, 0);
+    // Parked inside for ten minutes, out, back in for three (short of the five): one dwell.
+    const minutes = [...[0, 2, 4, 6, 8, 10].map((m) => [m, 56.95]), [12, 56.97], ...[14, 15, 17].map((m) => [m, 56.95])] as Array<[number, number]>;
+    const { position } = await h.store.appendToStream(
+      streams.telemetry(deviceId),
+      minutes.map(([m, lat]) => positionRecorded({ customerId, deviceId }, T + m * 60_000, { lat, lng: 24.1, speed_kmh: 0 })),
+    );
+    await h.runner.waitFor(position);
+    let dwells: Array<{ id: string; occurred_at: string; dwell_s: number; geofence_id: string }> = [];
+    for (let attempt = 0; attempt < 50 && dwells.length === 0; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 20)); // derived events leave through the outbox after the commit
+      dwells = (await get('/v1/events?kind=geofence.dwell')).json().data;
+    }
+    expect(dwells.map((e) => [e.occurred_at, e.geofence_id, e.dwell_s])).toEqual([[new Date(T + 6 * 60_000).toISOString(), id, 360]]);
+    // null clears it.
+    expect((await patch({ dwell_s: null })).json().dwell_s).toBeNull();
   });
 });
 

@@ -49,11 +49,28 @@ describe('GET /v1/positions/latest', () => {
     expect(res.json().data).toEqual([
       {
         device_id: deviceId, device_name: 'Van 7', lat: 56.903, lng: 24.1, speed_kmh: 43, heading_deg: 90, altitude_m: 12, satellites: 10,
-        timestamp: '2026-11-20T08:00:03.000Z', received_at: '2026-11-20T08:00:03.300Z', ignition: true,
+        timestamp: '2026-11-20T08:00:03.000Z', received_at: '2026-11-20T08:00:03.300Z', ignition: true, attributes: { ignition: true },
       },
     ]);
     const device = await h.app.inject({ method: 'GET', url: `/v1/devices/${deviceId}`, headers });
     expect(device.json().latest_position).toMatchObject({ lat: 56.903, timestamp: '2026-11-20T08:00:03.000Z' });
+    expect(device.json().latest_position.attributes).toBeUndefined();
+  });
+
+  it('carries the newest fix\'s sensor attributes, named as in the history', async () => {
+    const { deviceId, record, headers } = await setup();
+    const fix = { ignition: false, odometer_m: 1234.5, attributes: { io66: 12_800, io240: 0, io16: 1234, gsm_level: 4, driver_name: 'Ann' } };
+    await record(1, fix);
+    const latest = (await h.app.inject({ method: 'GET', url: '/v1/positions/latest', headers })).json().data[0];
+    const history = (await h.app.inject({ method: 'GET', url: `/v1/positions?device_id=${deviceId}&from=2026-11-20T08:00:00Z&to=2026-11-20T09:00:00Z`, headers })).json().data[0];
+    expect(latest.attributes).toEqual({
+      ignition: false, movement: false, odometer_km: 1.2345, external_voltage_v: 12.8, gsm_signal: 4, driver_name: 'Ann', io: { '16': 1234, '66': 12_800, '240': 0 },
+    });
+    expect(latest.attributes).toEqual(history.attributes);
+    // A newer fix brings its own values: none are carried over from the one before.
+    await record(2, { ignition: null, attributes: { io21: 3 } });
+    const next = (await h.app.inject({ method: 'GET', url: '/v1/positions/latest', headers })).json().data[0];
+    expect(next.attributes).toEqual({ gsm_signal: 3, io: { '21': 3 } });
   });
 
   it('pages through the fleet by device id, a device added meanwhile showing up once', async () => {
@@ -108,7 +125,7 @@ describe('GET /v1/positions/latest', () => {
     expect(south.json().data).toEqual([
       {
         device_id: otherId, device_name: 'Van 8', lat: 50.5, lng: 20.25, speed_kmh: null, heading_deg: null, altitude_m: null, satellites: null,
-        timestamp: '2026-11-20T08:00:00.000Z', received_at: '2026-11-20T08:00:00.100Z', ignition: null,
+        timestamp: '2026-11-20T08:00:00.000Z', received_at: '2026-11-20T08:00:00.100Z', ignition: null, attributes: {},
       },
     ]);
 
@@ -272,7 +289,7 @@ describe('GET /v1/positions (history)', () => {
   it('keeps the item shape the stored history was encoded with: a change needs READ_MODEL_VERSION bumped', () => {
     // projections/history stores each fix's JSON; a read model built with another shape would answer the old one.
     // When this fails on purpose, bump READ_MODEL_VERSION (projections/runner.ts) and update both pins here.
-    expect(READ_MODEL_VERSION).toBe(8);
+    expect(READ_MODEL_VERSION).toBe(9);
     expect(createHash('sha256').update(JSON.stringify(HistoryPosition)).digest('hex').slice(0, 16)).toBe('6a1462fa0a1d6c39');
     expect(
       historyItemJson({

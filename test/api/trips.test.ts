@@ -75,7 +75,10 @@ describe('GET /v1/trips, /v1/stops, /v1/idling', () => {
     expect(stops.at(-1).duration_s).toBe((plan.points.at(-1)!.fixTime - plan.stops.at(-1)!.start) / 1000);
     const idling = (await get(`/v1/idling?device_id=${deviceId}`)).json().data;
     expect(idling).toEqual([
-      { device_id: deviceId, start: new Date(plan.idles[0]!.start).toISOString(), end: new Date(plan.idles[0]!.end!).toISOString(), duration_s: 240, lat: expect.any(Number), lng: expect.any(Number) },
+      {
+        device_id: deviceId, start: new Date(plan.idles[0]!.start).toISOString(), end: new Date(plan.idles[0]!.end!).toISOString(), duration_s: 240,
+        lat: expect.any(Number), lng: expect.any(Number), geofences: [],
+      },
     ]);
   });
 
@@ -114,6 +117,36 @@ describe('GET /v1/trips, /v1/stops, /v1/idling', () => {
     expect(stops.body.trimEnd().split('\r\n')).toHaveLength(1 + plan.stops.length + 1);
     const idling = await get('/v1/idling?format=csv');
     expect(idling.headers['content-disposition']).toBe('attachment; filename="idling.csv"');
+  });
+
+  it('names the geofences each trip starts and ends in and each stop stands in, in JSON and CSV', async () => {
+    const { headers, deviceId, drive, get } = await setup();
+    const circle = async (name: string, at: { lat: number; lng: number }, hdrs = headers) => {
+      const res = await h.app.inject({ method: 'POST', url: '/v1/geofences', headers: hdrs, payload: { name, center: at, radius_m: 300 } });
+      expect(res.statusCode).toBe(201);
+      return res.json().id as string;
+    };
+    // The depot where the day starts (the planned route's first point), and a yard 4 km north where the first drive ends.
+    const depot = await circle('Depot', { lat: 56.95, lng: 24.1 });
+    const yard = await circle('Yard', { lat: 56.95 + 4 / 111.195, lng: 24.1 });
+    const other = await h.newCustomer('Other');
+    await circle('Not ours', { lat: 56.95, lng: 24.1 }, { authorization: `Bearer ${other.apiKey}` });
+    await drive();
+    const trips = (await get(`/v1/trips?device_id=${deviceId}`)).json().data;
+    expect(trips[0].start.geofences).toEqual([depot]);
+    expect(trips[0].end.geofences).toEqual([]);
+    const stops = (await get(`/v1/stops?device_id=${deviceId}`)).json().data;
+    expect(stops[0].geofences).toEqual([depot]);
+    const idling = (await get(`/v1/idling?device_id=${deviceId}`)).json().data;
+    expect(idling[0].geofences).toEqual([yard]);
+
+    const csv = (await get(`/v1/trips?device_id=${deviceId}&format=csv`)).body.trimEnd().split('\r\n');
+    const header = csv[0]!.split(',');
+    expect(header.slice(-2)).toEqual(['start_geofences', 'end_geofences']);
+    expect(csv[1]!.split(',')[header.indexOf('start_geofences')]).toBe(depot);
+    const stopsCsv = (await get(`/v1/stops?device_id=${deviceId}&format=csv`)).body.trimEnd().split('\r\n');
+    expect(stopsCsv[0]!.split(',').at(-1)).toBe('geofences');
+    expect(stopsCsv[1]!.split(',').at(-1)).toBe(depot);
   });
 
   it("never shows another customer's trips", async () => {

@@ -20,6 +20,7 @@ interface Fixture {
   otherDeviceId: string;
   driverId: string;
   webhookId: string;
+  geofenceId: string;
   from: string;
 }
 
@@ -66,6 +67,7 @@ const ID_ROUTES = [
   'PATCH /v1/devices/:id',
   'GET /v1/events/:id',
   'GET /v1/geofences/:id',
+  'PATCH /v1/geofences/:id',
   'DELETE /v1/geofences/:id',
   'GET /v1/drivers/:id',
   'GET /v1/drivers/:id/score',
@@ -93,6 +95,7 @@ const withId = (route: string, id: string) => pathOf(route).replace(/:[a-z_]+/, 
 const ID_PAYLOADS: Record<string, Record<string, unknown>> = {
   'PATCH /v1/devices/:id': { name: 'Van 2' },
   'PATCH /v1/webhooks/:id': { description: 'Dispatch' },
+  'PATCH /v1/geofences/:id': { dwell_s: 600 },
   'POST /v1/webhooks/:id/test': {},
   'POST /v1/devices/:id/commands': { type: 'reboot' },
   'PUT /v1/devices/:id/accumulators': { odometer_km: 10 },
@@ -118,6 +121,9 @@ const fieldCases: Case[] = [
   { route: 'GET /v1/events', url: () => '/v1/events?kind=event.teleport', pointers: ['/query/kind'] },
   { route: 'POST /v1/geofences', url: () => '/v1/geofences', payload: { name: '', center: { lat: 56.9, lng: 24.1 }, radius_m: 5 }, pointers: ['/body/name', '/body/radius_m'] },
   { route: 'POST /v1/geofences', url: () => '/v1/geofences', payload: { name: 'Yard' }, pointers: ['/body/geometry'] },
+  { route: 'POST /v1/geofences', url: () => '/v1/geofences', payload: { name: 'Yard', center: { lat: 56.9, lng: 24.1 }, radius_m: 50, dwell_s: 30 }, pointers: ['/body/dwell_s'] },
+  { route: 'PATCH /v1/geofences/:id', url: (f) => `/v1/geofences/${f.geofenceId}`, payload: { dwell_s: 604_801, name: 'Gate' }, pointers: ['/body/dwell_s', '/body/name'] },
+  { route: 'PATCH /v1/geofences/:id', url: (f) => `/v1/geofences/${f.geofenceId}`, payload: { dwell_s: '600' }, pointers: ['/body/dwell_s'] },
   { route: 'POST /v1/drivers', url: () => '/v1/drivers', payload: { name: '   ' }, pointers: ['/body/name'] },
   { route: 'GET /v1/drivers/:id/score', url: (f) => `/v1/drivers/${f.driverId}/score?from=2026-02-30`, pointers: ['/query/from'] },
   { route: 'GET /v1/drivers/:id/score', url: (f) => `/v1/drivers/${f.driverId}/score?to=tomorrow`, pointers: ['/query/to'] },
@@ -188,7 +194,10 @@ beforeAll(async () => {
   await raiseSos(h, { customerId: customer.customerId, deviceId }, t + 60_000);
   // Two rows in every list without filters, so each of them has a second page.
   await create('/v1/drivers', { name: 'Roberts Liepa' });
-  for (const name of ['North gate', 'South gate']) await create('/v1/geofences', { name, center: { lat: 56.95, lng: 24.1 }, radius_m: 100 });
+  const [geofenceId] = [
+    await create('/v1/geofences', { name: 'North gate', center: { lat: 56.95, lng: 24.1 }, radius_m: 100 }),
+    await create('/v1/geofences', { name: 'South gate', center: { lat: 56.95, lng: 24.1 }, radius_m: 100 }),
+  ];
   for (const name of ['Integrator A', 'Integrator B']) expect((await send('POST', '/v1/oauth/clients', { name, scopes: ['devices:read'] })).statusCode).toBe(201);
   await create('/v1/api-keys', { name: 'Second key', scopes: ['devices:read'] });
   for (const type of ['reboot', 'position_request']) expect((await send('POST', `/v1/devices/${deviceId}/commands`, { type })).statusCode).toBe(202);
@@ -200,6 +209,7 @@ beforeAll(async () => {
     otherDeviceId,
     driverId: await create('/v1/drivers', { name: 'Ilze Kalna' }),
     webhookId,
+    geofenceId: geofenceId!,
     from: new Date(t - 3_600_000).toISOString(),
   };
 });

@@ -84,6 +84,8 @@ describe('replaying the store into empty read models', () => {
     });
     const gate = await send('POST', '/v1/geofences', { name: 'Gate', geometry: box(500, 700) });
     const parking = await send('POST', '/v1/geofences', { name: 'Parking', geometry: { type: 'Feature', properties: {}, geometry: box(3000, 3600) } });
+    // A minute parked inside is a dwell (Van 4 stays two).
+    await send('PATCH', `/v1/geofences/${parking.id}`, { dwell_s: 60 });
     const key = await send('POST', '/v1/api-keys', { name: 'Dashboard', scopes: ['positions:read'] });
     await send('POST', '/v1/api-keys', { name: 'Old script', scopes: ['events:read'] }).then((k) => send('DELETE', `/v1/api-keys/${k.id}`));
     const client = await send('POST', '/v1/oauth/clients', { name: 'Integrator', scopes: ['devices:read', 'events:read'] });
@@ -146,7 +148,7 @@ describe('replaying the store into empty read models', () => {
     expect(derived.filter((e) => e.device_id === device.id).map((e) => e.kind).sort())
       .toEqual(['event.harsh_brake', 'event.overspeed', 'event.sos', 'geofence.enter', 'geofence.exit']);
     expect(derived.filter((e) => e.device_id === other.id).map((e) => `${e.kind} ${e.fields.geofence_name}`))
-      .toEqual(['geofence.enter Gate', 'geofence.exit Gate', 'geofence.enter Parking']);
+      .toEqual(['geofence.enter Gate', 'geofence.exit Gate', 'geofence.enter Parking', 'geofence.dwell Parking']);
 
     const from = new Date(T0).toISOString();
     const to = new Date(T0 + 3_600_000).toISOString();
@@ -197,7 +199,7 @@ describe('replaying the store into empty read models', () => {
       [`/v1/devices/${other.id}/accumulators`, '/v1/devices/{id}/accumulators'],
       ['/v1/settings/trips', '/v1/settings/trips'],
     ];
-    expect(events.length).toBe(8);
+    expect(events.length).toBe(9);
     const documented = new ResponseValidator(await loadOpenApi(h.app));
     const capture = async (app: FastifyInstance) => {
       const answers: string[] = [];

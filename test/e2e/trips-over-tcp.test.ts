@@ -5,8 +5,9 @@
  * /v1/trips, /v1/stops, /v1/idling and the accumulators: times within one
  * report interval, distances within 2 %. One unit sends a stretch of records
  * after newer ones (buffered through a coverage gap); they land in their
- * trip. Then the read models are deleted and rebuilt from the log: the same
- * answers, byte for byte.
+ * trip. A GT06 unit that tells its ignition only in heartbeats (real 0x13
+ * frames) has its trips cut by the key, and named by the geofence it starts in. Then the read models are deleted and
+ * rebuilt from the log: the same answers, byte for byte.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -23,7 +24,10 @@ import { SimulatedDevice } from '../simulator/device.js';
 import type { SimPoint } from '../simulator/encoders/types.js';
 import { PlannedRoute, type Leg } from '../simulator/planned-route.js';
 import { encoders, simulatedIdentity } from '../simulator/run.js';
+import { gpsLbsPacket, gt06Encoder } from '../simulator/encoders/gt06.js';
+import { login, replyOf } from '../support/device-login.js';
 import { bearerApi, type Api, type Json } from '../support/platform-harness.js';
+import { TcpClient } from '../support/tcp-client.js';
 import { eventually } from '../support/wait.js';
 
 const INTERVAL_S = 10;
@@ -165,6 +169,57 @@ describe('planned drives over TCP, read back as trips, stops and idling', () => 
     within(first.start.time, want.start);
     within(first.end.time, want.end);
     expect(Math.abs(first.idle_s - 240)).toBeLessThanOrEqual(INTERVAL_S);
+  });
+
+  it('cuts the trips of a GT06 unit that tells its ignition only in heartbeats (0x13 ACC bit) by the key, in its geofences', async () => {
+    const identity = simulatedIdentity(56, 4);
+    const created = await api('POST', '/v1/devices', { imei: identity.imei, model: 'GT06N' });
+    expect(created.status).toBe(201);
+    // Heartbeats are timed by the server's clock: the day is planned to end two minutes from now, so both fall inside it.
+    const legs: Leg[] = [{ park_s: 60 }, { drive_km: 2, speed_kmh: 60, heading_deg: 0 }, { idle_s: 240 }, { drive_km: 1, speed_kmh: 60, heading_deg: 90 }, { park_s: 240 }];
+    const startTime = Math.floor(Date.now() / 1000) * 1000 - 600_000;
+    const plan = new PlannedRoute({ startLat: 57.2, startLng: 24.1, startTime, intervalS: INTERVAL_S, legs });
+    // Its yard, a geofence the trip starts in (the rebuild below must name it again).
+    const yard = await api('POST', '/v1/geofences', { name: 'Yard', center: { lat: 57.2, lng: 24.1 }, radius_m: 200 });
+    expect(yard.status).toBe(201);
+    // Real heartbeat frames from the corpus (test/fixtures/conformance, #93 and #180): terminal info 0x06 (ACC on) and 0xc4 (ACC off).
+    const accOn = Buffer.from('78780a130604ea04000006bc8a0d0a', 'hex');
+    const accOff = Buffer.from('78780a13c40604000201298f5b0d0a', 'hex');
+    const client = await TcpClient.open(platform.ports.gt06!);
+    try {
+      await login(client, gt06Encoder, { imei: identity.imei, terminalId: identity.terminalId, serial: 1 });
+      const send = async (frame: Buffer) => {
+        client.send(frame);
+        expect(gt06Encoder.isAck(await client.receive(replyOf(gt06Encoder), 10_000), frame, 1)).toBe(true);
+      };
+      let ignition = false;
+      for (const [i, p] of plan.points.entries()) {
+        if (p.ignition !== ignition) await send(p.ignition ? accOn : accOff);
+        ignition = p.ignition;
+        // 0x12: position and cell, no ACC: the heartbeat is the only word on the ignition.
+        await send(gpsLbsPacket(p, i + 2));
+      }
+    } finally {
+      client.close();
+    }
+    const deviceId = created.json.id as string;
+    const trips = await eventually(async () => {
+      const data = (await api('GET', `/v1/trips?device_id=${deviceId}`)).json.data as Json[];
+      return data.length > 0 ? data : undefined;
+    }, 'GT06 heartbeat trip');
+    // One trip from the key turn (motion alone would start a report later, and split it at the four-minute idle) to the key off.
+    expect(trips.map((t) => [t.start.time, t.end.time])).toEqual(plan.trips.map((t) => [iso(t.start), iso(t.end!)]));
+    expect(trips[0].idle_s).toBe(240);
+    expect([trips[0].start.geofences, trips[0].end.geofences]).toEqual([[yard.json.id], []]);
+    const idling = (await api('GET', `/v1/idling?device_id=${deviceId}`)).json.data as Json[];
+    expect(idling.map((s) => [s.start, s.end])).toEqual(plan.idles.map((s) => [iso(s.start), iso(s.end!)]));
+    // The heartbeats are no positions: the history (its own runner, committed apart) holds the 0x12 fixes only.
+    const history = `/v1/positions?device_id=${deviceId}&from=${iso(startTime - 60_000)}&to=${iso(startTime + 3_600_000)}&limit=1000`;
+    const fixes = await eventually(async () => {
+      const data = (await api('GET', history)).json.data as Json[];
+      return data.length >= plan.points.length ? data : undefined;
+    }, 'GT06 history');
+    expect(fixes).toHaveLength(plan.points.length);
   });
 
   it('rebuilds trips, stops, idling and accumulators byte for byte from the log', async () => {

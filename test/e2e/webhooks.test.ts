@@ -66,7 +66,8 @@ beforeAll(async () => {
   const created = await p.api('POST', '/v1/webhooks', { url: rx.url, events: ['*'], description: 'everything' });
   expect(created.status).toBe(201);
   webhook = { id: created.json.id, secret: created.json.secret };
-  const geofence = await p.api('POST', '/v1/geofences', { name: 'Depot', center: CENTRE, radius_m: 2000 });
+  // Two minutes inside is a dwell: the van, 200 s inside, raises one.
+  const geofence = await p.api('POST', '/v1/geofences', { name: 'Depot', center: CENTRE, radius_m: 2000, dwell_s: 120 });
   expect(geofence.status).toBe(201);
   fence = { id: geofence.json.id, name: 'Depot' };
 
@@ -131,6 +132,8 @@ describe('webhooks over real device frames', () => {
     expect(van('device.offline')).toMatchObject({ reason: 'closed', severity: 'low' });
     expect(van('geofence.enter')).toMatchObject({ geofence_id: fence.id, geofence_name: fence.name });
     expect(van('geofence.exit')).toMatchObject({ geofence_id: fence.id, geofence_name: fence.name, dwell_s: expect.any(Number) });
+    // At the first fix two minutes (six 20-second reports) after the entering one; once, though four more fixes follow inside.
+    expect(byKind('geofence.dwell').map((r) => r.json)).toMatchObject([{ device_name: 'Van', geofence_id: fence.id, geofence_name: fence.name, dwell_s: 120, severity: 'info' }]);
     expect(van('event.sos')).toMatchObject({ severity: 'critical' });
     expect(van('alarm.adas.collision')).toMatchObject({ severity: 'critical' });
     expect(van('alarm.dsm.fatigue')).toMatchObject({ severity: 'high' });

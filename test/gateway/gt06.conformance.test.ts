@@ -48,10 +48,10 @@ type ChecksumlessVariant = 'wifi' | 'short_login' | 'checksumless_gps';
 const OUTCOMES: Array<RecordedOutcome & { checksumless?: ChecksumlessVariant }> = [
   {
     outcome: 'records',
-    why: 'a location, status or alarm packet with a matching CRC (#57: wrong LEN, but the CRC over its real bytes matches)',
+    why: 'a location, status or alarm packet with a matching CRC (#57: wrong LEN, but the CRC over its real bytes matches; #147: the GK310 heartbeat 0x23)',
     frames: [
       57, 58, 60, 64, 81, 82, 84, 85, 86, 87, 89, 90, 92, 93, 95, 100, 102, 104, 107, 110, 114, 115, 123, 125, 126, 128, 130,
-      135, 136, 143, 146, 148, 150, 151, 154, 169, 170, 171, 172, 174, 175, 180, 181, 192, 198, 199, 200, 201, 203, 204, 205,
+      135, 136, 143, 146, 147, 148, 150, 151, 154, 169, 170, 171, 172, 174, 175, 180, 181, 192, 198, 199, 200, 201, 203, 204, 205,
       206, 207, 210, 214, 215, 220, 226, 233, 235, 236, 240, 241,
     ],
   },
@@ -70,7 +70,7 @@ const OUTCOMES: Array<RecordedOutcome & { checksumless?: ChecksumlessVariant }> 
     reason: /^protocol 0x[0-9a-f]{2} not interpreted: [0-9a-f]+$/,
     why: 'a packet outside our model: cells or WiFi without a fix, vendor packets, answers to commands we never send (0x81)',
     frames: [
-      65, 69, 70, 73, 74, 78, 79, 83, 105, 108, 109, 121, 141, 142, 147, 149, 152, 153, 155, 156, 157, 166, 167, 168, 177, 178,
+      65, 69, 70, 73, 74, 78, 79, 83, 105, 108, 109, 121, 141, 142, 149, 152, 153, 155, 156, 157, 166, 167, 168, 177, 178,
       179, 191, 209, 213, 218, 232, 238, 239,
     ],
   },

@@ -168,6 +168,76 @@ describe('geofence crossings', () => {
   });
 });
 
+describe('geofence dwell', () => {
+  const dwells = (raised: DeviceEventRaised['data'][]) => raised.filter((e) => e.kind === 'geofence.dwell');
+
+  it('raises geofence.dwell once per visit, at the first fix past the threshold, and again on the next visit', () => {
+    const { apply, crossings } = setup();
+    apply(geofence('geo_a', DEPOT, { dwell_s: 300 }));
+    const raised: DeviceEventRaised['data'][] = [];
+    // In at T0, fixes every two minutes: 4 min inside is short of 5, 6 min reaches it, 8 and 10 min raise nothing more.
+    for (const m of [0, 2, 4, 6, 8, 10]) raised.push(...crossings(fix(T0 + m * MIN, INSIDE), `in-${m}`));
+    raised.push(...crossings(fix(T0 + 12 * MIN, OUTSIDE), 'out'));
+    for (const m of [14, 16, 20]) raised.push(...crossings(fix(T0 + m * MIN, INSIDE), `again-${m}`));
+    expect(raised.map((e) => [e.kind, e.occurred_at - T0])).toEqual([
+      ['geofence.enter', 0],
+      ['geofence.dwell', 6 * MIN],
+      ['geofence.exit', 12 * MIN],
+      ['geofence.enter', 14 * MIN],
+      ['geofence.dwell', 20 * MIN],
+    ]);
+    expect(dwells(raised)[0]).toMatchObject({
+      severity: 'info', source: 'server', driver_id: 'drv_1', fields: { geofence_id: 'geo_a', geofence_name: 'fence geo_a', dwell_s: 360 },
+      context: { rule: 'geofence_dwell', entered_at: T0, dwell_threshold_s: 300, fix_event_id: 'in-6' },
+      position: { lat: INSIDE.lat, lng: INSIDE.lng, timestamp: T0 + 6 * MIN },
+    });
+  });
+
+  it('takes its ids from the device, the geofence and the visit start: a replay raises the same event', () => {
+    const run = (visitStart: number) => {
+      const { apply } = setup();
+      apply(geofence('geo_a', DEPOT, { dwell_s: 120 }));
+      return [0, 1, 2, 3]
+        .flatMap((m) => apply(fix(visitStart + m * MIN, INSIDE), `fix-${m}`))
+        .filter((d) => (d.event.data as DeviceEventRaised['data']).kind === 'geofence.dwell')
+        .map((d) => [d.stream, d.event.id, (d.event.data as DeviceEventRaised['data']).event_id]);
+    };
+    const first = run(T0);
+    expect(first).toHaveLength(1);
+    expect(run(T0)).toEqual(first);
+    // Another visit (here: one starting a minute later) is another event.
+    expect(run(T0 + MIN)[0]![1]).not.toBe(first[0]![1]);
+  });
+
+  it('follows the threshold as it is set, lowered and cleared, and forgets a geofence deleted during the visit', () => {
+    const { apply, crossings } = setup();
+    apply(geofence('geo_a', DEPOT));
+    apply(geofence('geo_b', DEPOT, { dwell_s: 600 }));
+    const at = (m: number) => dwells(crossings(fix(T0 + m * MIN, INSIDE))).map((e) => e.fields.geofence_id);
+    expect(at(0)).toEqual([]);
+    expect(at(5)).toEqual([]);
+    // geo_a had none; set to 2 minutes now that the device has been in for 5, it is raised at the next fix.
+    apply({ type: 'GeofenceUpdated', data: { geofence_id: 'geo_a', customer_id: 'cus_1', dwell_s: 120, updated_at: T0 + 5 * MIN } });
+    apply({ type: 'GeofenceUpdated', data: { geofence_id: 'geo_b', customer_id: 'cus_1', dwell_s: null, updated_at: T0 + 5 * MIN } });
+    expect(at(6)).toEqual(['geo_a']);
+    expect(at(11)).toEqual([]);
+    apply({ type: 'GeofenceDeleted', data: { geofence_id: 'geo_a', customer_id: 'cus_1', deleted_at: T0 + 12 * MIN } });
+    expect(at(13)).toEqual([]);
+  });
+
+  it('keeps what a visit raised across a restart: the presence row holds it', () => {
+    const { apply, db } = setup();
+    apply(geofence('geo_a', DEPOT, { dwell_s: 60 }));
+    apply(fix(T0, INSIDE));
+    expect(dwells(apply(fix(T0 + MIN, INSIDE)).map((d) => d.event.data as DeviceEventRaised['data']))).toHaveLength(1);
+    const handler = geofencesProjection.prepare(db);
+    const derived = handler({
+      ...(fix(T0 + 2 * MIN, INSIDE) as DomainEvent), id: 'y', stream: 't', revision: 0n, position: { commit: 99n, prepare: 99n }, metadata: {}, created: 0,
+    } as never);
+    expect(derived ?? []).toEqual([]);
+  });
+});
+
 describe('GeofenceIndex', () => {
   // Brute force: every geofence, Turf's test (behind a plain box check, which cannot change the answer, only the time).
   const boxOf = (c: number[][][]) => {

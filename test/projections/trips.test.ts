@@ -8,6 +8,7 @@ import type { DomainEvent } from '../../core/events.js';
 import { DEFAULT_TRIP_RULES } from '../../core/trip-rules.js';
 import { accumulatorsOf, spanPage, tripPage } from '../../api/queries/trips.js';
 import { devicesProjection } from '../../projections/devices/index.js';
+import { geofencesProjection } from '../../projections/geofences/index.js';
 import { tenantsProjection } from '../../projections/tenants/index.js';
 import { foldFix, INITIAL_TRIP_STATE, type TripFix, type TripWrite } from '../../projections/trips/fold.js';
 import { tripsProjection } from '../../projections/trips/index.js';
@@ -28,7 +29,7 @@ const DAY: Leg[] = [
 ];
 
 function setup() {
-  const rm = readModelDb([tenantsProjection, devicesProjection, tripsProjection]);
+  const rm = readModelDb([tenantsProjection, devicesProjection, geofencesProjection, tripsProjection]);
   rm.apply({ type: 'CustomerCreated', data: { customer_id: 'cus_1', name: 'Acme', plan: 'pro', created_at: 0 } });
   rm.apply({
     type: 'DeviceRegistered',
@@ -45,8 +46,20 @@ function setup() {
   const all = { deviceIds: null, driverIds: null, from: null, to: null, after: null, limit: 1000 };
   const trips = (customerId = 'cus_1') => tripPage(rm.db, customerId, all);
   const spans = (table: 'stops' | 'idles') => spanPage(rm.db, table, 'cus_1', all);
-  return { ...rm, fix, trips, spans };
+  /** A square geofence of about 1 km around a point. */
+  const fence = (id: string, at: { lat: number; lng: number }, customerId = 'cus_1'): DomainEvent => {
+    const d = 0.005;
+    const ring = [[at.lng - d, at.lat - d], [at.lng + d, at.lat - d], [at.lng + d, at.lat + d], [at.lng - d, at.lat + d], [at.lng - d, at.lat - d]];
+    return {
+      type: 'GeofenceCreated',
+      data: { geofence_id: id, customer_id: customerId, name: id, shape: 'polygon', geometry: { type: 'Polygon', coordinates: [ring] }, center: null, radius_m: null, created_at: T0 },
+    };
+  };
+  return { ...rm, fix, trips, spans, fence };
 }
+
+/** The plan's point at time t. */
+const pointAt = (plan: PlannedRoute, t: number) => plan.points.find((p) => p.fixTime === t)!;
 
 const route = () => new PlannedRoute({ startLat: 56.95, startLng: 24.1, startTime: T0, intervalS: INTERVAL_S, legs: DAY });
 
@@ -93,6 +106,80 @@ describe('trips read model', () => {
     expect(trips[0]!.end_t).toBe(plan.idles[0]!.start);
     expect(trips[2]!.end_t).toBe(plan.trips[1]!.end);
     expect(spans('idles')).toEqual([]);
+  });
+
+  it('takes the ignition of status records (GT06 heartbeats) for fixes that carry none', () => {
+    const { apply, fix, trips: tripsOf, spans, db } = setup();
+    const plan = route();
+    let ignition: boolean | null = null;
+    for (const p of plan.points) {
+      if (p.ignition !== ignition) {
+        // The heartbeat telling the new ACC state comes a second before the fix, timed by the server's clock.
+        apply({ type: 'StatusReported', data: { device_id: 'dev_1', customer_id: 'cus_1', protocol: 'gt06', at: p.fixTime - 1000, received_at: p.fixTime - 1000, ignition: p.ignition, attributes: {} } });
+        ignition = p.ignition;
+      }
+      apply(fix(p, { ignition: null }));
+    }
+    // As with the ignition on every fix: the key turns cut the trips (not the five-minute idle), and the idle is found.
+    const trips = tripsOf();
+    expect(trips.map((t) => [t.start_t, t.end_t])).toEqual(plan.trips.map((t) => [t.start, t.end]));
+    expect(trips[0]!.idle_ms).toBe(300_000);
+    expect(spans('idles').map((s) => [s.start_t, s.end_t])).toEqual(plan.idles.map((s) => [s.start, s.end]));
+    const ignitionOnMs = plan.trips.reduce((n, t) => n + (t.end! - t.start), 0);
+    expect(accumulatorsOf(db, 'cus_1', 'dev_1')!.engine_ms).toBe(ignitionOnMs);
+  });
+
+  it('lets a reported ignition lapse: fixes long after the last heartbeat are cut by motion', () => {
+    const { apply, fix, trips: tripsOf } = setup();
+    const plan = route();
+    apply({ type: 'StatusReported', data: { device_id: 'dev_1', customer_id: 'cus_1', protocol: 'gt06', at: T0 - 3_600_000, received_at: T0 - 3_600_000, ignition: true, attributes: {} } });
+    for (const p of plan.points) apply(fix(p, { ignition: null }));
+    // An hour-old "on" would make the first park a trip; instead speed decides, as for a unit without ignition.
+    expect(tripsOf()).toHaveLength(3);
+    expect(tripsOf()[0]!.start_t).toBe(plan.trips[0]!.start + INTERVAL_S * 1000);
+  });
+
+  it('names the geofences trips start and end in, and stops stand in, as they were when each fix came', () => {
+    const { apply, fix, trips: tripsOf, spans, fence } = setup();
+    const plan = route();
+    const [first, second] = plan.trips as [(typeof plan.trips)[0], (typeof plan.trips)[0]];
+    apply(fence('geo_depot', pointAt(plan, first.start)));
+    apply(fence('geo_client', pointAt(plan, first.end!)));
+    // Another customer's geofence over the depot is none of this device's business.
+    apply(fence('geo_foreign', pointAt(plan, first.start), 'cus_2'));
+    for (const p of plan.points) {
+      // A geofence drawn over the whole area once the second trip is under way: its start was outside any such.
+      if (p.fixTime === second.start + 60_000) apply(fence('geo_late', pointAt(plan, second.start)));
+      apply(fix(p));
+    }
+    const trips = tripsOf();
+    expect(trips.map((t) => [JSON.parse(t.start_geofences), JSON.parse(t.end_geofences)])).toEqual([
+      [['geo_depot'], ['geo_client']],
+      [['geo_client'], []],
+    ]);
+    // The stop the day began in (the depot), the one after each trip; the idle of the first trip is on the road.
+    expect(spans('stops').map((s) => JSON.parse(s.geofences))).toEqual([['geo_depot'], ['geo_client'], []]);
+    expect(spans('idles').map((s) => JSON.parse(s.geofences))).toEqual([[]]);
+  });
+
+  it('keeps the geofences of spliced late fixes: the rows equal those of an in-order arrival', () => {
+    const inOrder = setup();
+    const late = setup();
+    const plan = route();
+    for (const rm of [inOrder, late]) {
+      rm.apply(rm.fence('geo_depot', pointAt(plan, plan.trips[0]!.start)));
+      rm.apply(rm.fence('geo_client', pointAt(plan, plan.trips[0]!.end!)));
+    }
+    for (const p of plan.points) inOrder.apply(inOrder.fix(p));
+    // The first trip's end (and the stop it opens) reach the platform after the second trip.
+    const gap = new Set(plan.points.filter((p) => p.fixTime >= plan.trips[0]!.end! - 60_000 && p.fixTime < plan.trips[0]!.end! + 120_000));
+    for (const p of plan.points) if (!gap.has(p)) late.apply(late.fix(p));
+    for (const p of gap) late.apply(late.fix(p));
+    // (A late fix takes its neighbour's accumulator readings, so only the odometer and engine hours at the trip's end may differ.)
+    const cut = (rm: typeof late) => rm.trips().map((t) => [t.start_t, t.end_t, t.start_geofences, t.end_geofences]);
+    expect(cut(late)).toEqual(cut(inOrder));
+    expect(late.spans('stops')).toEqual(inOrder.spans('stops'));
+    expect(JSON.parse(late.trips()[0]!.end_geofences)).toEqual(['geo_client']);
   });
 
   it('leaves a GPS jump out of the distance', () => {
@@ -153,7 +240,7 @@ describe('accumulators', () => {
 
 describe('fold', () => {
   const at = (t: number, km: number, speed: number, ignition: boolean | null): TripFix => ({
-    t, lat: 56.9 + km / 111.195, lng: 24.1, speed_kmh: speed, ignition, odometer_m: 0, engine_s: 0, driver_id: null,
+    t, lat: 56.9 + km / 111.195, lng: 24.1, speed_kmh: speed, ignition, odometer_m: 0, engine_s: 0, driver_id: null, geofences: [],
   });
 
   it('bridges a pause shorter than the minimal stop', () => {

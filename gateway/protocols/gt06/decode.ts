@@ -17,6 +17,8 @@ export const PROTO_GPS = 0x10;
 export const PROTO_GPS_LBS_6 = 0x11;
 export const PROTO_GPS_LBS = 0x12;
 export const PROTO_HEARTBEAT = 0x13;
+/** The GK310's heartbeat: 0x13's status block with the battery as a voltage. */
+export const PROTO_HEARTBEAT_GK310 = 0x23;
 export const PROTO_LBS_STATUS = 0x19;
 export const PROTO_GPS_LBS_2 = 0x22;
 export const PROTO_ADDRESS_REQUEST = 0x2a;
@@ -62,6 +64,7 @@ const GPS_FIELDS_BYTES = 12;
 
 /** Standard content sizes, where a longer packet is a vendor layout we do not interpret. */
 const HEARTBEAT_CONTENT_BYTES = 5;
+const GK310_HEARTBEAT_CONTENT_BYTES = 6;
 const LBS_STATUS_CONTENT_BYTES = 8 + 5;
 const ALARM_EVENT_SHORT_CONTENT_BYTES = 7;
 const ALARM_EVENT_GPS_CONTENT_BYTES = 17;
@@ -128,6 +131,9 @@ function decodeShort(frame: Frame, session: SessionInfo): Decoded {
     case PROTO_HEARTBEAT:
       if (frame.content.remaining !== HEARTBEAT_CONTENT_BYTES) return ignored(frame, 'heartbeat variant not interpreted', echo);
       return oneRecord(statusOnlyRecord(frame, session.now, readStatus(frame.content, session.model)), echo);
+    case PROTO_HEARTBEAT_GK310:
+      if (frame.content.remaining !== GK310_HEARTBEAT_CONTENT_BYTES) return ignored(frame, 'heartbeat variant not interpreted', echo);
+      return oneRecord(statusOnlyRecord(frame, session.now, readGk310Status(frame.content, session.model)), echo);
     case PROTO_TIME_REQUEST:
       return { records: [], replies: [], reply: timeReply(session.now, serial), ignoredReason: 'time request' };
     case PROTO_GPS:
@@ -272,27 +278,39 @@ interface Status {
   attributes: Record<string, number | boolean>;
 }
 
+/** What the terminal-info byte says: the ACC bit (ignition), charging, an alarm in bits 3–5. */
+function terminalInfo(info: number, model: string | null): Status {
+  const fromInfo = alarmOfTerminalInfo(info, model);
+  return {
+    ignition: (info & INFO_ACC) !== 0,
+    alarms: fromInfo ? [{ kind: fromInfo, details: { terminal_info: info } }] : [],
+    attributes: { terminal_info: info, charging: (info & INFO_CHARGING) !== 0 },
+  };
+}
+
 /** Terminal info · voltage level · GSM level · alarm code · language. */
 function readStatus(r: Reader, model: string | null): Status {
-  const info = r.u8();
+  const status = terminalInfo(r.u8(), model);
   const voltage = r.u8();
   const gsm = r.u8();
   const alarmCode = r.u8();
   r.u8(); // language
-  const alarms: DeviceAlarm[] = [];
-  const fromInfo = alarmOfTerminalInfo(info, model);
-  if (fromInfo) alarms.push({ kind: fromInfo, details: { terminal_info: info } });
   const fromCode = alarmOfCode(alarmCode, model);
-  if (fromCode && fromCode !== fromInfo) alarms.push({ kind: fromCode, details: { alarm_code: alarmCode } });
-  const attributes: Record<string, number | boolean> = {
-    terminal_info: info,
-    charging: (info & INFO_CHARGING) !== 0,
-    // Levels 0–6 are the documented scale; newer firmware sends a percentage instead.
-    battery_level: voltage <= 6 ? Math.round((voltage * 100) / 6) : Math.min(voltage, 100),
-    gsm_level: gsm,
-  };
-  if (alarmCode !== 0) attributes.alarm_code = alarmCode;
-  return { ignition: (info & INFO_ACC) !== 0, alarms, attributes };
+  if (fromCode && fromCode !== status.alarms[0]?.kind) status.alarms.push({ kind: fromCode, details: { alarm_code: alarmCode } });
+  // Levels 0–6 are the documented scale; newer firmware sends a percentage instead.
+  status.attributes.battery_level = voltage <= 6 ? Math.round((voltage * 100) / 6) : Math.min(voltage, 100);
+  status.attributes.gsm_level = gsm;
+  if (alarmCode !== 0) status.attributes.alarm_code = alarmCode;
+  return status;
+}
+
+/** 0x23 (GK310, as Traccar reads it): terminal info · battery u16 in 0.01 V · GSM level · language u16; no alarm byte. */
+function readGk310Status(r: Reader, model: string | null): Status {
+  const status = terminalInfo(r.u8(), model);
+  status.attributes.battery_voltage_v = r.u16() / 100;
+  status.attributes.gsm_level = r.u8();
+  r.skip(2); // language
+  return status;
 }
 
 /** The status block at a fixed distance from the end of the content (vendors insert bytes before it). */

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { STALE_CLAIM_MS } from '../../../core/commands/claims.js';
 import { createDriver, externalIdStream, requireDriver } from '../../../core/commands/drivers.js';
-import { createGeofence, deleteGeofence, type GeofenceShape } from '../../../core/commands/geofences.js';
+import { createGeofence, deleteGeofence, updateGeofence, type GeofenceShape } from '../../../core/commands/geofences.js';
 import type { DomainEvent } from '../../../core/events.js';
 import { streams } from '../../../core/streams.js';
 import { T0, given } from '../../support/given-when-then.js';
@@ -76,7 +76,30 @@ describe('geofence commands', () => {
   it('creates a geofence from its checked shape', async () => {
     const then = await given().when((store, clock) => createGeofence(store, clock, { customer_id: 'cus_a', name: 'Depot', shape: square }));
     const id = then.result!.geofence_id;
-    expect(then.appended).toEqual({ [streams.geofence(id)]: [{ type: 'GeofenceCreated', data: { geofence_id: id, customer_id: 'cus_a', name: 'Depot', ...square, created_at: T0 } }] });
+    expect(then.appended).toEqual({
+      [streams.geofence(id)]: [{ type: 'GeofenceCreated', data: { geofence_id: id, customer_id: 'cus_a', name: 'Depot', ...square, dwell_s: null, created_at: T0 } }],
+    });
+  });
+
+  it('sets and clears the dwell threshold; the same value again appends nothing', async () => {
+    const set = await given({ [streams.geofence('geo_1')]: [geofenceCreated] }).when((store, clock) =>
+      updateGeofence(store, clock, { customer_id: 'cus_a', geofence_id: 'geo_1', dwell_s: 600 }),
+    );
+    const updated: DomainEvent = { type: 'GeofenceUpdated', data: { geofence_id: 'geo_1', customer_id: 'cus_a', dwell_s: 600, updated_at: T0 } };
+    expect(set.appended).toEqual({ [streams.geofence('geo_1')]: [updated] });
+    const again = await given({ [streams.geofence('geo_1')]: [geofenceCreated, updated] }).when((store, clock) =>
+      updateGeofence(store, clock, { customer_id: 'cus_a', geofence_id: 'geo_1', dwell_s: 600 }),
+    );
+    expect(again.result).toBeNull();
+    expect(again.appended).toEqual({});
+    const cleared = await given({ [streams.geofence('geo_1')]: [geofenceCreated, updated] }).when((store, clock) =>
+      updateGeofence(store, clock, { customer_id: 'cus_a', geofence_id: 'geo_1', dwell_s: null }),
+    );
+    expect(cleared.appended[streams.geofence('geo_1')]).toMatchObject([{ type: 'GeofenceUpdated', data: { dwell_s: null } }]);
+    const foreign = await given({ [streams.geofence('geo_1')]: [geofenceCreated] }).when((store, clock) =>
+      updateGeofence(store, clock, { customer_id: 'cus_b', geofence_id: 'geo_1', dwell_s: 600 }),
+    );
+    expect(foreign.refused()).toMatchObject({ kind: 'not_found', code: 'not_found' });
   });
 
   it('deletes a geofence of the customer', async () => {

@@ -68,6 +68,11 @@ export function checksumlessGpsPacket(point: SimPoint): Buffer {
   return Buffer.concat([Buffer.from([0x78, 0x78, 0x12, 0x10]), gpsBlock(point), Buffer.from([0x0d, 0x0a])]);
 }
 
+/** 0x12: GPS · cell, and no ACC: a unit that tells its ignition only in heartbeats. */
+export function gpsLbsPacket(point: SimPoint, serial: number): Buffer {
+  return shortPacket(0x12, serial, Buffer.concat([gpsBlock(point), CELL]));
+}
+
 /** 0x22: GPS · cell · ACC · upload mode 0 (interval) · re-upload 0 · mileage (m). */
 export function locationPacket(point: SimPoint, serial: number): Buffer {
   const tail = Buffer.alloc(7);
