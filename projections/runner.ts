@@ -32,7 +32,7 @@ export { checkpointReader } from './runner/checkpoint.js';
  * 9: sensor attributes on latest positions; status records' ignition and geofences in trips;
  *    geofence dwell thresholds and what each visit raised.
  */
-export const READ_MODEL_VERSION = 9;
+export const READ_MODEL_VERSION = 10;
 
 /** Where the read models (all but the history and webhook delivery) keep their database in a data dir. */
 export const readModelsDbPath = (dataDir: string): string => join(dataDir, 'readmodels.sqlite');

@@ -35,6 +35,9 @@ interface DeviceTrips {
   ignition: ReportedIgnition | null;
 }
 
+/** The fields of a standing, key-off fix made from a status record (its place and time are added). */
+const parkedFix = { valid: true, speed_kmh: 0, heading_deg: null, altitude_m: null, satellites: null, ignition: false, odometer_m: null, attributes: {} } as const;
+
 export const tripsProjection: Projection = {
   name: 'trips',
   migrate: migrateTripTables,
@@ -145,13 +148,20 @@ export const tripsProjection: Projection = {
       devices.set(a.device_id, { ...d, accumulators: setAccumulators(d.accumulators, a) });
     };
 
-    /** A status record's ignition becomes the device's; an older report than the one kept changes nothing. */
-    const onStatus = (r: StatusReported['data']) => {
-      if (r.ignition === null) return;
+    /**
+     * A status record's ignition becomes the device's; an older report than the one kept changes nothing.
+     * Ignition off after the newest fix is also a fix where that one stood: a unit whose GPS sleeps with
+     * the key off (GT06 heartbeats only) has its trip pause, and end, when the key turned.
+     */
+    const onStatus = (r: StatusReported['data']): DerivedEvent[] | undefined => {
+      if (r.ignition === null) return undefined;
       const t = believableTime(r.at, r.received_at);
       const d = deviceOf(r);
-      if (d.ignition && d.ignition.t > t) return;
+      if (d.ignition && d.ignition.t > t) return undefined;
       devices.set(r.device_id, { ...d, ignition: { on: r.ignition, t } });
+      const at = d.fold.anchor;
+      if (r.ignition || !at || d.fold.last_t === null || t <= d.fold.last_t) return undefined;
+      return onFix({ ...parkedFix, device_id: r.device_id, customer_id: r.customer_id, protocol: r.protocol, fix_time: t, received_at: r.received_at, lat: at.lat, lng: at.lng });
     };
 
     const onRulesSet = (r: TripRulesSet['data']) => {
@@ -164,7 +174,7 @@ export const tripsProjection: Projection = {
         context.seen(e.type);
         rulesOf.seen(e.type);
         if (e.type === 'PositionRecorded') return onFix(e.data);
-        if (e.type === 'StatusReported') onStatus(e.data);
+        if (e.type === 'StatusReported') return onStatus(e.data);
         // Geofences in log order (a GeofenceUpdated sets a dwell threshold, which no trip names).
         else if (e.type === 'GeofenceCreated') fences.created(e.data);
         else if (e.type === 'GeofenceDeleted') fences.deleted(e.data.customer_id, e.data.geofence_id);

@@ -289,7 +289,7 @@ describe('GET /v1/positions (history)', () => {
   it('keeps the item shape the stored history was encoded with: a change needs READ_MODEL_VERSION bumped', () => {
     // projections/history stores each fix's JSON; a read model built with another shape would answer the old one.
     // When this fails on purpose, bump READ_MODEL_VERSION (projections/runner.ts) and update both pins here.
-    expect(READ_MODEL_VERSION).toBe(9);
+    expect(READ_MODEL_VERSION).toBe(10);
     expect(createHash('sha256').update(JSON.stringify(HistoryPosition)).digest('hex').slice(0, 16)).toBe('6a1462fa0a1d6c39');
     expect(
       historyItemJson({

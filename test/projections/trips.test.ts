@@ -121,12 +121,44 @@ describe('trips read model', () => {
       apply(fix(p, { ignition: null }));
     }
     // As with the ignition on every fix: the key turns cut the trips (not the five-minute idle), and the idle is found.
+    // A trip ends with the heartbeat that said the key turned off, a second before the fix that followed it.
     const trips = tripsOf();
-    expect(trips.map((t) => [t.start_t, t.end_t])).toEqual(plan.trips.map((t) => [t.start, t.end]));
+    expect(trips.map((t) => [t.start_t, t.end_t])).toEqual(plan.trips.map((t) => [t.start, t.end! - 1000]));
     expect(trips[0]!.idle_ms).toBe(300_000);
     expect(spans('idles').map((s) => [s.start_t, s.end_t])).toEqual(plan.idles.map((s) => [s.start, s.end]));
-    const ignitionOnMs = plan.trips.reduce((n, t) => n + (t.end! - t.start), 0);
+    const ignitionOnMs = plan.trips.reduce((n, t) => n + (t.end! - 1000 - t.start), 0);
     expect(accumulatorsOf(db, 'cus_1', 'dev_1')!.engine_ms).toBe(ignitionOnMs);
+  });
+
+  it('ends a trip at the key-off heartbeat of a unit whose GPS sleeps while parked (heartbeats only)', () => {
+    const { apply, fix, trips: tripsOf, spans } = setup();
+    const plan = route();
+    const heartbeat = (t: number, on: boolean): DomainEvent => ({
+      type: 'StatusReported',
+      data: { device_id: 'dev_1', customer_id: 'cus_1', protocol: 'gt06', at: t, received_at: t, ignition: on, attributes: {} },
+    });
+    let ignition: boolean | null = null;
+    let lastHeartbeat = 0;
+    for (const p of plan.points) {
+      if (p.ignition !== ignition) {
+        apply(heartbeat(p.fixTime - 1000, p.ignition));
+        ignition = p.ignition;
+        lastHeartbeat = p.fixTime;
+      }
+      if (p.ignition) apply(fix(p, { ignition: null }));
+      // Key off: no fix, a heartbeat every five minutes.
+      else if (p.fixTime - lastHeartbeat >= 300_000) {
+        apply(heartbeat(p.fixTime, false));
+        lastHeartbeat = p.fixTime;
+      }
+    }
+    const trips = tripsOf();
+    expect(trips.map((t) => [t.start_t, t.end_t])).toEqual(plan.trips.map((t) => [t.start, t.end! - 1000]));
+    trips.forEach((t, i) => expect(Math.abs(t.distance_m - plan.trips[i]!.distance_m) / plan.trips[i]!.distance_m).toBeLessThan(0.02));
+    // Each stop stands where the last fix before the key-off put the vehicle.
+    const stops = spans('stops').filter((s) => s.start_t !== T0);
+    expect(stops.map((s) => s.start_t)).toEqual(plan.trips.map((t) => t.end! - 1000));
+    expect(stops.map((s) => [s.lat, s.lng])).toEqual(plan.trips.map((t) => [pointAt(plan, t.end! - INTERVAL_S * 1000).lat, pointAt(plan, t.end! - INTERVAL_S * 1000).lng]));
   });
 
   it('lets a reported ignition lapse: fixes long after the last heartbeat are cut by motion', () => {
