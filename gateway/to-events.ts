@@ -44,7 +44,8 @@ export function recordsToEvents(
           attributes: implausible === null ? r.attributes : { ...r.attributes, implausible },
         },
       });
-    } else if (r.alarms.length === 0) {
+    } else if (r.alarms.length === 0 || r.ignition !== null) {
+      // An alarm without a location is its own event; the ignition beside it is still the device's state.
       out.push({
         id: timeOrderedContentUuid(r.fixTime, 'status', device.device_id, r.raw),
         type: 'StatusReported',

@@ -19,6 +19,7 @@ import { loadFrames } from '../../support/conformance.js';
 import { login, sendPoints } from '../../support/device-login.js';
 import { startGatewayHarness, type GatewayHarness } from '../../support/gateway-harness.js';
 import { terminalMessage } from '../../support/jt808-message.js';
+import { gt06Heartbeat } from '../../support/gt06-frames.js';
 import { TcpClient } from '../../support/tcp-client.js';
 
 const corpus = loadFrames();
@@ -38,13 +39,6 @@ afterEach(async () => {
 function gt06Answer(corpusIndex: number, command: Buffer): Buffer {
   const frame = Buffer.from(corpusFrame(corpusIndex));
   command.copy(frame, 5, 5, 9);
-  frame.writeUInt16BE(crc16X25(frame, 2, frame.length - 4), frame.length - 4);
-  return frame;
-}
-
-/** A GT06 heartbeat (0x13): terminal info · voltage level · GSM level · language, with its serial. */
-function gt06Heartbeat(terminalInfo: number, serial: number): Buffer {
-  const frame = Buffer.from([0x78, 0x78, 0x0a, 0x13, terminalInfo, 0x04, 0x04, 0x00, 0x02, serial >> 8, serial & 0xff, 0, 0, 0x0d, 0x0a]);
   frame.writeUInt16BE(crc16X25(frame, 2, frame.length - 4), frame.length - 4);
   return frame;
 }
