@@ -222,6 +222,8 @@ export interface Geofence {
   geometry: { type: 'Polygon'; coordinates: number[][][] };
   center: { lat: number; lng: number } | null;
   radius_m: number | null;
+  /** Seconds inside after which one `geofence.dwell` is raised per visit; null: none. */
+  dwell_s: number | null;
   created_at: string;
 }
 

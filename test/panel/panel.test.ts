@@ -14,10 +14,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { systemClock } from '../../core/clock.js';
 import { createCustomer } from '../../core/commands/customers.js';
-import { markSent } from '../../core/commands/device-commands.js';
 import { imeiFrom } from '../../core/imei.js';
+import { protocols } from '../../gateway/protocols/index.js';
 import { teltonikaEncoder } from '../simulator/encoders/teltonika.js';
 import type { EncodeContext, SimPoint } from '../simulator/encoders/types.js';
+import { nextFrame } from '../support/command-unit.js';
+import { loadFrames } from '../support/conformance.js';
 import { login, sendPoints, until } from '../support/device-login.js';
 import { bearerApi, startPlatformHarness, type Api, type PlatformHarness } from '../support/platform-harness.js';
 import { TcpClient } from '../support/tcp-client.js';
@@ -151,20 +153,25 @@ describe.skipIf(!hasChromium)('customer panel in Chromium', () => {
     await section.getByLabel('interval_s').fill('60');
     await section.getByRole('button', { name: 'Send' }).click();
     const item = section.locator('li', { hasText: 'set report interval' });
-    await expect.poll(() => item.locator('.badge').textContent(), { timeout: WAIT }).toBe('queued');
+    // The unit is online: the gateway writes the command to it, and the page hears `sent` on the stream, without a reload.
+    const written = await nextFrame(device.client!, protocols.teltonika);
+    expect(written.toString('latin1')).toContain('setparam 10050:60');
+    await expect.poll(() => item.locator('.badge').textContent(), { timeout: WAIT }).toBe('sent');
     const listed = await apiA('GET', `/v1/devices/${deviceId}/commands`);
     const command = listed.json.data[0];
-    expect(command).toMatchObject({ type: 'set_report_interval', params: { interval_s: 60 }, status: 'queued' });
+    expect(command).toMatchObject({ type: 'set_report_interval', params: { interval_s: 60 }, status: 'sent' });
 
-    // What the gateway appends when it writes the command: the page hears it on the stream, without a reload.
-    await markSent(h.platform.store, systemClock, { device_id: deviceId, command_id: command.id });
-    await expect.poll(() => section.locator(`li[data-command="${command.id}"] .badge`).textContent(), { timeout: WAIT }).toBe('sent');
-
+    // A second one waits behind it (a Teltonika unit has one command in flight), so it can still be cancelled.
     await section.getByLabel('Command', { exact: true }).selectOption('reboot');
     await section.getByRole('button', { name: 'Send' }).click();
     const reboot = section.locator('li', { hasText: 'reboot' });
+    await expect.poll(() => reboot.locator('.badge').textContent(), { timeout: WAIT }).toBe('queued');
     await reboot.getByRole('button', { name: 'Cancel' }).click();
     await expect.poll(() => reboot.locator('.badge').textContent(), { timeout: WAIT }).toBe('cancelled');
+
+    // The unit's answer (a real codec 12 reply, corpus #40) makes the first one succeeded, live.
+    device.client!.send(Buffer.from(loadFrames()[40]!.hex, 'hex'));
+    await expect.poll(() => section.locator(`li[data-command="${command.id}"] .badge`).textContent(), { timeout: WAIT }).toBe('succeeded');
     // A Teltonika unit has no driver display: the page does not offer text.
     expect(await section.getByLabel('Command', { exact: true }).locator('option').allTextContents()).not.toContain('text');
   }, LONG);
@@ -201,9 +208,13 @@ describe.skipIf(!hasChromium)('customer panel in Chromium', () => {
     await page.getByLabel('Radius (m)').fill('250');
     await page.getByRole('button', { name: 'Preview' }).click();
     await page.getByLabel('Name').fill('Depot circle');
+    await page.getByLabel(/Dwell alert after/).fill('15');
     await page.getByRole('button', { name: 'Save geofence' }).click();
     const item = page.locator('.fence-list li', { hasText: 'Depot circle' });
     await item.waitFor();
+    expect(await item.textContent()).toContain('dwell alert after 15 min');
+    const saved = (await apiA('GET', '/v1/geofences')).json.data as { name: string; dwell_s: number | null }[];
+    expect(saved.find((f) => f.name === 'Depot circle')!.dwell_s).toBe(900);
     await item.getByRole('button', { name: /Delete/ }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete permanently' }).click();
     await item.waitFor({ state: 'detached' });

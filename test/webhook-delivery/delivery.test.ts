@@ -45,7 +45,8 @@ async function setup() {
     random: () => 0.5,
   });
   await delivery.start();
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  // A closing database's thread may still drop its -wal or -shm file while the directory goes: retried.
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
   cleanups.push(() => store.close());
   cleanups.push(() => delivery.stop());
   const append = (stream: string, events: EventToAppend[]) => store.appendToStream(stream, events);

@@ -22,12 +22,16 @@ export const mount: Mount = async (el) => {
   const saveDraft = async (e: SubmitEvent) => {
     e.preventDefault();
     if (!draft) return;
-    const name = String(new FormData(e.target as HTMLFormElement).get('name') ?? '').trim();
+    const form = new FormData(e.target as HTMLFormElement);
+    const name = String(form.get('name') ?? '').trim();
+    const dwellMin = String(form.get('dwell_min') ?? '').trim();
+    const dwell = dwellMin === '' ? {} : { dwell_s: Math.round(Number(dwellMin) * 60) };
     saving = true;
     error = null;
     draw();
     try {
-      const body = draft.kind === 'polygon' ? { name, geometry: draft.geometry } : { name, center: draft.center, radius_m: draft.radius_m };
+      const shape = draft.kind === 'polygon' ? { geometry: draft.geometry } : { center: draft.center, radius_m: draft.radius_m };
+      const body = { name, ...shape, ...dwell };
       const created = await post<Geofence>('/v1/geofences', body);
       draft.layer?.remove();
       draft = null;
@@ -85,6 +89,8 @@ export const mount: Mount = async (el) => {
                   <h2>New ${draft.kind}</h2>
                   <label for="geofence-name">Name</label>
                   <input id="geofence-name" name="name" required maxlength="200" autocomplete="off" />
+                  <label for="geofence-dwell">Dwell alert after (minutes, optional)</label>
+                  <input id="geofence-dwell" name="dwell_min" type="number" min="1" max="10080" step="1" autocomplete="off" />
                   <div class="actions">
                     <button type="button" @click=${cancelDraft}>Discard</button>
                     <button type="submit" class="primary" ?disabled=${saving}>Save geofence</button>
@@ -99,6 +105,7 @@ export const mount: Mount = async (el) => {
                   <div class="row"><strong>${f.name}</strong><span class="badge">${f.shape}</span></div>
                   <div class="row muted small">
                     <span>${f.shape === 'circle' ? `radius ${Math.round(f.radius_m ?? 0)} m` : `${(f.geometry.coordinates[0]?.length ?? 1) - 1} vertices`}</span>
+                    ${f.dwell_s ? html`<span>dwell alert after ${Math.round(f.dwell_s / 60)} min</span>` : ''}
                     <span>${fmtTime(f.created_at)}</span>
                   </div>
                   <div class="row">
