@@ -138,6 +138,8 @@ export interface ProtocolModule {
   unauthenticatedReply?(frame: Buffer, session: SessionInfo): Buffer | null;
   /** The bytes that carry `cmd` to the unit; throws CommandEncodeError when it cannot. Pure. */
   encodeCommand(cmd: WireCommand, ctx: CommandContext): EncodedCommand;
+  /** How the unit's records show what an engine stop/resume did to its relay; null when they do not. Pure. */
+  relayCheck(cmd: WireCommand): RelayCheck | null;
 }
 
 // ---------------------------------------------------------------------------
@@ -180,6 +182,25 @@ export interface CommandReply {
   resultCode: number | null;
   /** The reply's bytes as received. */
   raw: Buffer;
+}
+
+/**
+ * An engine command's effect as the unit reports it: `read` says whether a record shows the relay
+ * cut (null: the record does not tell), `expected` what the command asked for.
+ */
+export interface RelayCheck {
+  expected: boolean;
+  read(record: Pick<DecodedRecord, 'attributes'>): boolean | null;
+}
+
+/** The relay check of a protocol whose records show the relay as one bit of a numeric attribute. */
+export function relayBitCheck(cmd: WireCommand, attribute: string, mask: number): RelayCheck | null {
+  if (cmd.type !== 'engine_stop' && cmd.type !== 'engine_resume') return null;
+  return { expected: cmd.type === 'engine_stop', read: (r) => numericBit(r.attributes[attribute], mask) };
+}
+
+function numericBit(value: unknown, mask: number): boolean | null {
+  return typeof value === 'number' ? (value & mask) !== 0 : null;
 }
 
 /** A command the protocol cannot carry (`unsupported`) or whose parameters it cannot encode (`invalid`). */

@@ -130,7 +130,7 @@ export function decideMarkTimedOut(state: DeviceCommandsState, commandId: string
 
 /**
  * An engine command the unit acknowledged, then its output as its next status record reports it
- * (gateway/commands/output-state.ts): `succeeded` when the relay is as asked, else `failed`
+ * (each protocol's `relayCheck`): `succeeded` when the relay is as asked, else `failed`
  * with `output_unchanged`. `asAsked` true with no record is the unit's word standing.
  */
 export function decideOutputReported(state: DeviceCommandsState, commandId: string, asAsked: boolean, now: number): NewEvent[] {

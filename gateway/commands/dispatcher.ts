@@ -23,12 +23,11 @@ export class GatewayCommands {
   }
 
   /** A unit bound to a connection of this node: the newest connection of a device is the one that sends. */
-  attach(link: CommandLink): CommandSession {
+  attach(link: CommandLink): void {
     this.sessions.get(link.claim.device_id)?.session.close();
     const session = new CommandSession(link, this.deps);
     this.sessions.set(link.claim.device_id, { link, session });
     session.start();
-    return session;
   }
 
   /** The connection closed (or was replaced); a newer connection's session stays. */

@@ -22,8 +22,7 @@ import type { EventStore } from '../../core/event-store/port.js';
 import { appendFailureLevel } from '../../core/event-store/write-health.js';
 import type { Logger } from '../../core/logger.js';
 import { streams } from '../../core/streams.js';
-import { CommandEncodeError, type CommandReply, type Decoded, type ProtocolModule, type WireCommand } from '../protocol.js';
-import { outputCheckFor, type OutputCheck } from './output-state.js';
+import { CommandEncodeError, type CommandReply, type Decoded, type ProtocolModule, type RelayCheck, type WireCommand } from '../protocol.js';
 import { replyWaitsMs } from './reply-waits.js';
 import { wireCommandOf } from './wire.js';
 
@@ -54,9 +53,9 @@ interface InFlight {
   tries: number;
   timer: NodeJS.Timeout | null;
   /** Set once the unit acknowledged an engine command whose relay its status records report. */
-  output: { expected: boolean; read: OutputCheck; after: number } | null;
-  /** How to read that output, known at encode time. */
-  check: { expected: boolean; read: OutputCheck } | null;
+  output: (RelayCheck & { after: number }) | null;
+  /** How its records show the relay (ProtocolModule.relayCheck), known at encode time. */
+  check: RelayCheck | null;
 }
 
 export class CommandSession {
@@ -201,7 +200,7 @@ export class CommandSession {
       tries: 0,
       timer: null,
       output: null,
-      check: outputCheckFor(this.link.protocol.name, encoded.wire),
+      check: this.link.protocol.relayCheck(encoded.wire),
     };
     this.inFlight.push(flight);
     this.write(flight);

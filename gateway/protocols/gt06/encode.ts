@@ -3,7 +3,7 @@
  * runs as if it came by SMS. The server flag (4 bytes) is ours to choose and the unit echoes
  * it in its 0x15 / 0x21 reply: it carries ctx.serial, the match key.
  */
-import { CommandEncodeError, type CommandContext, type EncodedCommand, type WireCommand } from '../../protocol.js';
+import { CommandEncodeError, relayBitCheck, type CommandContext, type EncodedCommand, type RelayCheck, type WireCommand } from '../../protocol.js';
 import { shortPacket } from './ack.js';
 
 export const PROTO_ONLINE_COMMAND = 0x80;
@@ -72,4 +72,11 @@ function reportInterval(seconds: number): number {
     throw new CommandEncodeError('invalid', `report interval must be ${MIN_REPORT_INTERVAL_S}-${MAX_REPORT_INTERVAL_S} s`);
   }
   return seconds;
+}
+
+/** Terminal-info bit 7: "oil and electricity disconnected", in heartbeats and status packets. */
+const INFO_RELAY_CUT = 1 << 7;
+
+export function relayCheck(cmd: WireCommand): RelayCheck | null {
+  return relayBitCheck(cmd, 'terminal_info', INFO_RELAY_CUT);
 }

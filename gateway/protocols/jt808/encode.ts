@@ -5,7 +5,7 @@
  * id) when ctx.protocolVersion is a number, else 2011/2013 (BCD[6] id, or a binary IMEI).
  */
 import { toBcd } from '../../codec/bcd.js';
-import { CommandEncodeError, type CommandContext, type EncodedCommand, type WireCommand } from '../../protocol.js';
+import { CommandEncodeError, relayBitCheck, type CommandContext, type EncodedCommand, type RelayCheck, type WireCommand } from '../../protocol.js';
 import { encodeMessage, MAX_BODY_BYTES } from './ack.js';
 import { gbkBytes } from './text.js';
 
@@ -110,4 +110,11 @@ export function terminalPhone(ctx: CommandContext, version: number | null): Buff
   const id = Buffer.alloc(6);
   id.writeUIntBE(Number(ctx.imei.slice(0, 14)), 0, 6);
   return id;
+}
+
+/** Status bits 10 (oil circuit cut) and 11 (electric circuit cut): how relay units report the 0x8500 they took. */
+const STATUS_RELAY_CUT = (1 << 10) | (1 << 11);
+
+export function relayCheck(cmd: WireCommand): RelayCheck | null {
+  return relayBitCheck(cmd, 'status_flags', STATUS_RELAY_CUT);
 }

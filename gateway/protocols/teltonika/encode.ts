@@ -7,7 +7,7 @@
  */
 import { toBcd } from '../../codec/bcd.js';
 import { crc16Arc } from '../../codec/crc.js';
-import { CommandEncodeError, type CommandContext, type EncodedCommand, type WireCommand } from '../../protocol.js';
+import { CommandEncodeError, type CommandContext, type EncodedCommand, type RelayCheck, type WireCommand } from '../../protocol.js';
 import { AVL_OVERHEAD } from './frame.js';
 import { CODEC14_IMEI_BYTES, MESSAGE_COMMAND } from './messages.js';
 import { CODEC_12, CODEC_14 } from './records.js';
@@ -91,4 +91,17 @@ function reportInterval(seconds: number): number {
     throw new CommandEncodeError('invalid', `report interval must be 1-${MAX_REPORT_INTERVAL_S} s`);
   }
   return seconds;
+}
+
+const SETDIGOUT = /^setdigout\s+([01])/i;
+
+/**
+ * IO 179 (digital output 1) when the engine text was `setdigout <d…>`: its first digit is DOUT1's
+ * asked state. Other texts drive outputs the records do not name.
+ */
+export function relayCheck(cmd: WireCommand): RelayCheck | null {
+  if (cmd.type !== 'engine_stop' && cmd.type !== 'engine_resume') return null;
+  const digit = SETDIGOUT.exec(cmd.text)?.[1];
+  if (digit === undefined) return null;
+  return { expected: digit === '1', read: (r) => (typeof r.attributes.io179 === 'number' ? r.attributes.io179 === 1 : null) };
 }

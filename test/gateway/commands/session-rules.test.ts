@@ -1,12 +1,15 @@
 /**
  * The pure rules under the gateway's command sessions: a queued command turned into the wire
  * command (engine texts from the device, else the protocol's default), the relay state each
- * protocol's status records report, and the waits between tries.
+ * protocol's status records report (ProtocolModule.relayCheck), and the waits between tries.
  */
 import { describe, expect, it } from 'vitest';
-import { outputCheckFor } from '../../../gateway/commands/output-state.js';
 import { JT808_TRIES, replyWaitsMs } from '../../../gateway/commands/reply-waits.js';
 import { wireCommandOf } from '../../../gateway/commands/wire.js';
+import type { WireCommand } from '../../../gateway/protocol.js';
+import { protocols } from '../../../gateway/protocols/index.js';
+
+const outputCheckFor = (protocol: keyof typeof protocols, cmd: WireCommand) => protocols[protocol].relayCheck(cmd);
 
 describe('wireCommandOf', () => {
   it('takes an engine text from the device, else the protocol default', () => {
@@ -24,7 +27,7 @@ describe('wireCommandOf', () => {
   });
 });
 
-describe('outputCheckFor', () => {
+describe('each protocol\'s relayCheck', () => {
   it('reads Teltonika DOUT1 (IO 179) for setdigout texts only', () => {
     const stop = outputCheckFor('teltonika', { type: 'engine_stop', text: 'setdigout 1' })!;
     expect(stop.expected).toBe(true);
