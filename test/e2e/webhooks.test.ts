@@ -18,7 +18,7 @@ import { startPlatformHarness, type Json, type PlatformHarness } from '../suppor
 import { TcpClient } from '../support/tcp-client.js';
 import { signatureValid, startWebhookReceiver, type Received, type WebhookReceiver } from '../support/webhook-receiver.js';
 
-/** Command kinds come from the command sender, not from frames: test/e2e/command-expiry.test.ts. */
+/** Command kinds come from the command sender, not from frames: test/e2e/command-webhooks.test.ts. */
 const EVENT_KINDS = ALL_KINDS.filter((k) => !(COMMAND_KINDS as readonly string[]).includes(k));
 
 let p: PlatformHarness;

@@ -6,28 +6,20 @@
  * relay wait for the status record that shows it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { imeiFrom } from '../../../core/imei.js';
 import { crc16X25 } from '../../../gateway/codec/crc.js';
 import { unescapeFrame } from '../../../gateway/protocols/jt808/frame.js';
 import { protocols } from '../../../gateway/protocols/index.js';
-import { gt06Encoder } from '../../simulator/encoders/gt06.js';
-import { jt808Encoder } from '../../simulator/encoders/jt808.js';
 import { teltonikaEncoder } from '../../simulator/encoders/teltonika.js';
 import type { EncodeContext } from '../../simulator/encoders/types.js';
-import { commandNow, commandReaches, nextFrame, queueFor } from '../../support/command-unit.js';
+import { commandNow, commandReaches, nextFrame, testUnit } from '../../support/command-unit.js';
 import { loadFrames } from '../../support/conformance.js';
-import { login, sendPoints } from '../../support/device-login.js';
+import { sendPoints } from '../../support/device-login.js';
 import { startGatewayHarness, type GatewayHarness } from '../../support/gateway-harness.js';
 import { terminalMessage } from '../../support/jt808-message.js';
 import { gt06Heartbeat } from '../../support/gt06-frames.js';
-import { TcpClient } from '../../support/tcp-client.js';
 
 const corpus = loadFrames();
 const corpusFrame = (index: number) => Buffer.from(corpus[index]!.hex, 'hex');
-const contextOf = (digits: string): EncodeContext => {
-  const imei = imeiFrom(digits);
-  return { imei, terminalId: imei.slice(3), serial: 1 };
-};
 
 let h: GatewayHarness | null = null;
 afterEach(async () => {
@@ -46,13 +38,11 @@ function gt06Answer(corpusIndex: number, command: Buffer): Buffer {
 describe('Teltonika commands over TCP', () => {
   it('writes a command queued while offline at login, and the codec 12 reply (#17) makes it succeeded with its text', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209308145201');
-    const device = await h.register(ctx.imei);
-    const command = await queueFor(h.store, device, { type: 'position_request' }, 'teltonika');
+    const { ctx, queue, connect } = await testUnit(h, 'teltonika', '35209308145201');
+    const command = await queue({ type: 'position_request' });
     expect(command.status).toBe('queued');
 
-    const client = await TcpClient.open(h.ports.teltonika);
-    await login(client, teltonikaEncoder, ctx);
+    const client = await connect();
     const received = await nextFrame(client, protocols.teltonika);
     const expected = protocols.teltonika.encodeCommand({ type: 'position_request' }, { imei: ctx.imei, terminalId: null, serial: 0 });
     expect(received.toString('hex')).toBe(expected.bytes.toString('hex'));
@@ -70,12 +60,10 @@ describe('Teltonika commands over TCP', () => {
 
   it('keeps one command in flight and matches replies in order', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209308145202');
-    const device = await h.register(ctx.imei);
-    const first = await queueFor(h.store, device, { type: 'reboot' }, 'teltonika');
-    const second = await queueFor(h.store, device, { type: 'custom', params: { text: 'getver' } }, 'teltonika');
-    const client = await TcpClient.open(h.ports.teltonika);
-    await login(client, teltonikaEncoder, ctx);
+    const { queue, connect } = await testUnit(h, 'teltonika', '35209308145202');
+    const first = await queue({ type: 'reboot' });
+    const second = await queue({ type: 'custom', params: { text: 'getver' } });
+    const client = await connect();
 
     expect((await nextFrame(client, protocols.teltonika)).toString('latin1')).toContain('cpureset');
     expect((await commandNow(h.store, second)).status).toBe('queued');
@@ -89,12 +77,10 @@ describe('Teltonika commands over TCP', () => {
 
   it('rejects a command the bound protocol cannot carry, and writes nothing', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209308145203');
-    const device = await h.register(ctx.imei);
+    const { ctx, queue, connect } = await testUnit(h, 'teltonika', '35209308145203');
     // Queued before the device's protocol was known: every type is accepted then.
-    const command = await queueFor(h.store, device, { type: 'text', params: { message: 'Hello' } }, null);
-    const client = await TcpClient.open(h.ports.teltonika);
-    await login(client, teltonikaEncoder, ctx);
+    const command = await queue({ type: 'text', params: { message: 'Hello' } }, null);
+    const client = await connect();
     const rejected = await commandReaches(h.store, command, 'rejected');
     expect(rejected.error).toMatch(/^unsupported: /);
     // The next bytes the unit gets are the ack of its records: no command went before them.
@@ -109,11 +95,9 @@ describe('Teltonika commands over TCP', () => {
 describe('GT06 commands over TCP', () => {
   it('matches the 0x15 answer (#193) by the echoed server flag: failed, with the text', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209808145211');
-    const device = await h.register(ctx.imei);
-    const command = await queueFor(h.store, device, { type: 'custom', params: { text: 'HFYD,000000#' } }, 'gt06');
-    const client = await TcpClient.open(h.ports.gt06);
-    await login(client, gt06Encoder, ctx);
+    const { queue, connect } = await testUnit(h, 'gt06', '35209808145211');
+    const command = await queue({ type: 'custom', params: { text: 'HFYD,000000#' } });
+    const client = await connect();
     const received = await nextFrame(client, protocols.gt06);
     expect(received[3]).toBe(0x80);
     expect(received.subarray(9, 9 + 'HFYD,000000#'.length).toString('latin1')).toBe('HFYD,000000#');
@@ -127,12 +111,10 @@ describe('GT06 commands over TCP', () => {
 
   it('matches 0x21 answers, ASCII (#185) and UTF-16BE (#158), each to its own command', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209808145215');
-    const device = await h.register(ctx.imei);
-    const where = await queueFor(h.store, device, { type: 'position_request' }, 'gt06');
-    const custom = await queueFor(h.store, device, { type: 'custom', params: { text: 'STATUS#' } }, 'gt06');
-    const client = await TcpClient.open(h.ports.gt06);
-    await login(client, gt06Encoder, ctx);
+    const { queue, connect } = await testUnit(h, 'gt06', '35209808145215');
+    const where = await queue({ type: 'position_request' });
+    const custom = await queue({ type: 'custom', params: { text: 'STATUS#' } });
+    const client = await connect();
     const first = await nextFrame(client, protocols.gt06);
     const second = await nextFrame(client, protocols.gt06);
     expect(first.toString('latin1')).toContain('WHERE#');
@@ -147,11 +129,9 @@ describe('GT06 commands over TCP', () => {
 
   it('ignores an answer whose server flag is no command of this connection', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209808145212');
-    const device = await h.register(ctx.imei);
-    const command = await queueFor(h.store, device, { type: 'reboot' }, 'gt06');
-    const client = await TcpClient.open(h.ports.gt06);
-    await login(client, gt06Encoder, ctx);
+    const { queue, connect } = await testUnit(h, 'gt06', '35209808145212');
+    const command = await queue({ type: 'reboot' });
+    const client = await connect();
     const received = await nextFrame(client, protocols.gt06);
     const other = Buffer.from(received);
     other.writeUInt32BE((received.readUInt32BE(5) + 7) >>> 0, 5);
@@ -166,11 +146,9 @@ describe('GT06 commands over TCP', () => {
 
   it('acknowledges an engine stop on the unit\'s word (#194) and succeeds once a heartbeat shows the relay cut', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209808145213');
-    const device = await h.register(ctx.imei);
-    const command = await queueFor(h.store, device, { type: 'engine_stop', params: { when: 'now' } }, 'gt06');
-    const client = await TcpClient.open(h.ports.gt06);
-    await login(client, gt06Encoder, ctx);
+    const { queue, connect } = await testUnit(h, 'gt06', '35209808145213');
+    const command = await queue({ type: 'engine_stop', params: { when: 'now' } });
+    const client = await connect();
     const received = await nextFrame(client, protocols.gt06);
     expect(received.toString('latin1')).toContain('Relay,1#');
 
@@ -185,11 +163,9 @@ describe('GT06 commands over TCP', () => {
 
   it('fails an engine resume whose next heartbeat still shows the relay cut', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209808145214');
-    const device = await h.register(ctx.imei);
-    const command = await queueFor(h.store, device, { type: 'engine_resume' }, 'gt06');
-    const client = await TcpClient.open(h.ports.gt06);
-    await login(client, gt06Encoder, ctx);
+    const { queue, connect } = await testUnit(h, 'gt06', '35209808145214');
+    const command = await queue({ type: 'engine_resume' });
+    const client = await connect();
     const received = await nextFrame(client, protocols.gt06);
     expect(received.toString('latin1')).toContain('Relay,0#');
     client.send(gt06Answer(195, received));
@@ -206,12 +182,10 @@ describe('JT/T 808 commands over TCP', () => {
 
   it('matches 0x0001 by the platform serial: result 0 succeeded, result 3 failed as unsupported', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209807650101');
-    const device = await h.register(ctx.imei, { terminalId: ctx.terminalId! });
-    const client = await TcpClient.open(h.ports.jt808);
-    await login(client, jt808Encoder, ctx);
-    const reboot = await queueFor(h.store, device, { type: 'reboot' }, 'jt808');
-    const interval = await queueFor(h.store, device, { type: 'set_report_interval', params: { interval_s: 60 } }, 'jt808');
+    const { ctx, queue, connect } = await testUnit(h, 'jt808', '35209807650101');
+    const client = await connect();
+    const reboot = await queue({ type: 'reboot' });
+    const interval = await queue({ type: 'set_report_interval', params: { interval_s: 60 } });
 
     const first = await nextFrame(client, protocols.jt808);
     const second = await nextFrame(client, protocols.jt808);
@@ -230,11 +204,9 @@ describe('JT/T 808 commands over TCP', () => {
 
   it('takes the 0x1300 text answer (#311\'s body) to a text message', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209807650102');
-    const device = await h.register(ctx.imei, { terminalId: ctx.terminalId! });
-    const command = await queueFor(h.store, device, { type: 'text', params: { message: 'Drive safe' } }, 'jt808');
-    const client = await TcpClient.open(h.ports.jt808);
-    await login(client, jt808Encoder, ctx);
+    const { ctx, queue, connect } = await testUnit(h, 'jt808', '35209807650102');
+    const command = await queue({ type: 'text', params: { message: 'Drive safe' } });
+    const client = await connect();
     const received = await nextFrame(client, protocols.jt808);
     expect(unescapeFrame(received).readUInt16BE(1)).toBe(0x8300);
 
@@ -247,11 +219,9 @@ describe('JT/T 808 commands over TCP', () => {
 
   it('sends a message again on the growing timeout, then fails it with no_reply', async () => {
     h = await startGatewayHarness({ commandReplyTimeoutMs: 150 });
-    const ctx = contextOf('35209807650103');
-    const device = await h.register(ctx.imei, { terminalId: ctx.terminalId! });
-    const command = await queueFor(h.store, device, { type: 'position_request' }, 'jt808');
-    const client = await TcpClient.open(h.ports.jt808);
-    await login(client, jt808Encoder, ctx);
+    const { queue, connect } = await testUnit(h, 'jt808', '35209807650103');
+    const command = await queue({ type: 'position_request' });
+    const client = await connect();
     const tries = [await nextFrame(client, protocols.jt808), await nextFrame(client, protocols.jt808), await nextFrame(client, protocols.jt808)];
     expect(new Set(tries.map((t) => t.toString('hex'))).size).toBe(1);
     expect((await commandReaches(h.store, command, 'failed')).error).toBe('no_reply');

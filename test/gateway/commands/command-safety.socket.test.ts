@@ -7,23 +7,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../core/clock.js';
 import { markSent } from '../../../core/commands/device-commands.js';
-import { imeiFrom } from '../../../core/imei.js';
 import { protocols } from '../../../gateway/protocols/index.js';
 import { Gateway } from '../../../gateway/server.js';
 import { gt06Encoder } from '../../simulator/encoders/gt06.js';
 import { teltonikaEncoder } from '../../simulator/encoders/teltonika.js';
 import type { EncodeContext, ProtocolEncoder, SimPoint } from '../../simulator/encoders/types.js';
-import { commandNow, commandReaches, nextFrame, queueFor } from '../../support/command-unit.js';
+import { commandNow, commandReaches, nextFrame, testUnit } from '../../support/command-unit.js';
 import { loadFrames } from '../../support/conformance.js';
-import { login, sendPoints } from '../../support/device-login.js';
+import { sendPoints } from '../../support/device-login.js';
 import { startGatewayHarness, testGatewayOptions, type GatewayHarness } from '../../support/gateway-harness.js';
 import { TcpClient } from '../../support/tcp-client.js';
 
 const corpus = loadFrames();
-const contextOf = (digits: string): EncodeContext => {
-  const imei = imeiFrom(digits);
-  return { imei, terminalId: imei.slice(3), serial: 1 };
-};
 const fix = (speedKmh: number): SimPoint => ({
   fixTime: Math.floor(Date.now() / 1000) * 1000,
   lat: 54.68,
@@ -54,13 +49,11 @@ async function onlyAckFor(client: TcpClient, encoder: ProtocolEncoder, ctx: Enco
 describe('device commands that must not go out', () => {
   it('expires a command whose ttl_s passed before the unit logged in, and writes nothing', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209308145301');
-    const device = await h.register(ctx.imei);
-    const command = await queueFor(h.store, device, { type: 'reboot', ttl_s: 1 }, 'teltonika');
+    const { ctx, queue, connect } = await testUnit(h, 'teltonika', '35209308145301');
+    const command = await queue({ type: 'reboot', ttl_s: 1 });
     await new Promise((r) => setTimeout(r, 2000));
 
-    const client = await TcpClient.open(h.ports.teltonika);
-    await login(client, teltonikaEncoder, ctx);
+    const client = await connect();
     const expired = await commandReaches(h.store, command, 'expired');
     expect(expired).toMatchObject({ error: 'expired', sent_at: null, send_attempts: 0 });
     await onlyAckFor(client, teltonikaEncoder, ctx, fix(0));
@@ -70,14 +63,12 @@ describe('device commands that must not go out', () => {
 
   it('holds an engine stop while the vehicle moves and sends it on the first stationary fix; `when: now` goes at once', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209808145302');
-    const device = await h.register(ctx.imei);
-    const client = await TcpClient.open(h.ports.gt06);
-    await login(client, gt06Encoder, ctx);
+    const { ctx, queue, connect } = await testUnit(h, 'gt06', '35209808145302');
+    const client = await connect();
     await onlyAckFor(client, gt06Encoder, ctx, fix(60));
 
-    const held = await queueFor(h.store, device, { type: 'engine_stop' }, 'gt06');
-    const now = await queueFor(h.store, device, { type: 'engine_stop', params: { when: 'now' } }, 'gt06');
+    const held = await queue({ type: 'engine_stop' });
+    const now = await queue({ type: 'engine_stop', params: { when: 'now' } });
     expect(held.waiting_for).toBe('vehicle_stopped');
     // Both reach the node in queue order: when the `now` one arrives the held one was already looked at.
     const first = await nextFrame(client, protocols.gt06);
@@ -102,21 +93,18 @@ describe('device commands that must not go out', () => {
 describe('device commands sent once', () => {
   it('sends a command whose outcome was lost once more, then fails it without a third send', async () => {
     h = await startGatewayHarness();
-    const ctx = contextOf('35209308145303');
-    const device = await h.register(ctx.imei);
-    const command = await queueFor(h.store, device, { type: 'position_request' }, 'teltonika');
+    const { ctx, queue, connect } = await testUnit(h, 'teltonika', '35209308145303');
+    const command = await queue({ type: 'position_request' });
     // A node appended Sent and died before (or while) it wrote the bytes.
     await markSent(h.store, systemClock, command);
 
-    const first = await TcpClient.open(h.ports.teltonika);
-    await login(first, teltonikaEncoder, ctx);
+    const first = await connect();
     expect((await nextFrame(first, protocols.teltonika)).toString('latin1')).toContain('getgps');
     expect((await commandReaches(h.store, command, 'sent')).send_attempts).toBe(2);
     first.close();
     await first.closedPromise;
 
-    const again = await TcpClient.open(h.ports.teltonika);
-    await login(again, teltonikaEncoder, ctx);
+    const again = await connect();
     expect((await commandReaches(h.store, command, 'failed')).error).toBe('no_reply');
     await onlyAckFor(again, teltonikaEncoder, ctx, fix(0));
     expect(await h.events('DeviceCommandSent')).toHaveLength(2);
@@ -128,13 +116,11 @@ describe('device commands sent once', () => {
     const other = new Gateway(testGatewayOptions(h.store));
     extraNodes.push(other);
     const otherPorts = await other.start();
-    const ctx = contextOf('35209308145304');
-    const device = await h.register(ctx.imei);
-    const client = await TcpClient.open(otherPorts.teltonika);
-    await login(client, teltonikaEncoder, ctx);
+    const { ctx, queue, connect } = await testUnit(h, 'teltonika', '35209308145304');
+    const client = await connect(otherPorts.teltonika);
     await onlyAckFor(client, teltonikaEncoder, ctx, fix(0));
 
-    const command = await queueFor(h.store, device, { type: 'reboot' }, 'teltonika');
+    const command = await queue({ type: 'reboot' });
     expect((await nextFrame(client, protocols.teltonika)).toString('latin1')).toContain('cpureset');
     client.send(Buffer.from(corpus[17]!.hex, 'hex'));
     await commandReaches(h.store, command, 'succeeded');

@@ -1,10 +1,13 @@
 /**
- * The whole platform, as an integrator sees a command: POST it for an offline unit, the unit
- * logs in over TCP and receives it, answers (corpus codec 12 reply #40), and a real local
- * receiver gets `command.sent` and then `command.succeeded` with the reply, signed like every
- * delivery; GET /v1/commands/{id} shows the same command.
+ * Device commands through the whole platform, as an integrator sees them on a real local
+ * webhook receiver, every delivery signed, each payload's command the one GET /v1/commands/{id}
+ * shows:
+ * - a command with ttl_s 1 for a unit that never logs in becomes `expired` (the projections
+ *   role's expiry sweep) and `command.expired` is delivered;
+ * - a command queued for an offline unit is written when it logs in over TCP, the unit answers
+ *   (corpus codec 12 reply #40), and `command.sent` then `command.succeeded` with the reply arrive.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { imeiFrom } from '../../core/imei.js';
 import { protocols } from '../../gateway/protocols/index.js';
 import { teltonikaEncoder } from '../simulator/encoders/teltonika.js';
@@ -16,14 +19,37 @@ import { TcpClient } from '../support/tcp-client.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 let p: PlatformHarness;
+/** Each test's own receiver, so it counts only its own deliveries. */
 let rx: WebhookReceiver;
 beforeAll(async () => {
   p = await startPlatformHarness();
+});
+beforeEach(async () => {
   rx = await startWebhookReceiver();
+});
+afterEach(async () => {
+  await rx?.close();
 });
 afterAll(async () => {
   await p?.close();
-  await rx?.close();
+});
+
+it('expires a queued command without a login and delivers command.expired, signed', async () => {
+  const hook = await p.api('POST', '/v1/webhooks', { url: rx.url, events: ['command.expired'] });
+  expect(hook.status).toBe(201);
+  const deviceId = await p.registerDevice({ imei: imeiFrom('35209807600077'), model: 'FMB920' });
+  const queued = await p.api('POST', `/v1/devices/${deviceId}/commands`, { type: 'engine_stop', ttl_s: 1 });
+  expect(queued.status).toBe(202);
+  expect(queued.json).toMatchObject({ status: 'queued', waiting_for: 'vehicle_stopped' });
+
+  await until(async () => (await p.api('GET', `/v1/commands/${queued.json.id}`)).json.status === 'expired', 20_000, 'the command expired');
+  const [delivery] = await rx.waitFor(1);
+  expect(signatureValid(delivery!, hook.json.secret)).toBe(true);
+  expect(delivery!.json).toMatchObject({ event: 'command.expired', device_id: deviceId });
+  expect(delivery!.json.command).toEqual((await p.api('GET', `/v1/commands/${queued.json.id}`)).json);
+  expect(delivery!.json.command).toMatchObject({ status: 'expired', error: 'expired', sent_at: null, waiting_for: null });
+  const list = await p.api('GET', `/v1/devices/${deviceId}/commands?status=expired`);
+  expect(list.json.data.map((c: { id: string }) => c.id)).toEqual([queued.json.id]);
 });
 
 it('sends a command queued for an offline unit at its login and delivers command.succeeded with the reply, signed', async () => {
